@@ -1,0 +1,250 @@
+"""Configuration: one settings object, loaded from one place.
+
+Precedence, highest first:
+
+1. CLI flags (``overrides``),
+2. the process environment, then a ``.env`` file in the project directory,
+3. the user config file (``$XDG_CONFIG_HOME/assistant-tui/config.toml``),
+4. the defaults below.
+
+A project's ``.env`` is repository content. Until the user trusts the project it
+may not redirect the API endpoint (``*_BASE_URL``); see :func:`is_trusted`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from core import paths
+
+log = logging.getLogger(__name__)
+
+ProviderName = Literal["anthropic", "openai"]
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4o-mini",
+}
+
+# Settings field -> environment variable.
+ENV_VARS: dict[str, str] = {
+    "provider": "ASSISTANT_TUI_PROVIDER",
+    "model": "ASSISTANT_TUI_MODEL",
+    "max_tool_calls": "ASSISTANT_TUI_MAX_TOOL_CALLS",
+    "max_turns": "ASSISTANT_TUI_MAX_TURNS",
+    "context_window": "ASSISTANT_TUI_CONTEXT_WINDOW",
+    "approval_mode": "ASSISTANT_TUI_APPROVAL_MODE",
+    "aider_model": "ASSISTANT_TUI_AIDER_MODEL",
+    "aider_auto_commit": "ASSISTANT_TUI_AIDER_AUTO_COMMIT",
+    "command_timeout": "ASSISTANT_TUI_COMMAND_TIMEOUT",
+    "idle_timeout": "ASSISTANT_TUI_IDLE_TIMEOUT",
+    "max_retries": "ASSISTANT_TUI_MAX_RETRIES",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "anthropic_base_url": "ANTHROPIC_BASE_URL",
+    "openai_api_key": "OPENAI_API_KEY",
+    "openai_base_url": "OPENAI_BASE_URL",
+}
+
+SECRET_FIELDS = frozenset({"anthropic_api_key", "openai_api_key"})
+# Keys a repository's .env may not set before the project is trusted.
+ENDPOINT_FIELDS = frozenset({"anthropic_base_url", "openai_base_url"})
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot be used; the message says which and why."""
+
+
+@dataclass(kw_only=True)
+class Settings:
+    """Everything configurable about assistant-tui."""
+
+    provider: ProviderName = "anthropic"
+    """Which model provider to use: ``anthropic`` or ``openai`` (any OpenAI-compatible endpoint)."""
+    model: str = ""
+    """Chat model name; empty means the provider's default (see ``DEFAULT_MODELS``)."""
+    max_tool_calls: int = 10
+    """Most tool calls the model may make in one user turn."""
+    max_turns: int = 0
+    """Most model responses per user turn; 0 means no limit beyond the tool-call guard."""
+    context_window: int = 200_000
+    """Context window in tokens; requests estimated above it are not sent."""
+    approval_mode: Literal["ask", "allow", "deny"] = "ask"
+    """What to do with tool calls that change things: ask the user, allow all, or deny all."""
+    aider_model: str = ""
+    """Model aider uses, in aider's naming; empty means the chat model."""
+    aider_auto_commit: bool = False
+    """Let aider commit its edits."""
+    command_timeout: float = 30.0
+    """Seconds a file-finding command may run before its process group is killed."""
+    idle_timeout: float = 90.0
+    """Seconds a streaming response may stay silent before it is abandoned."""
+    max_retries: int = 2
+    """Retries the SDK makes on rate limits, overloads and connection errors."""
+    anthropic_api_key: str = field(default="", repr=False)
+    anthropic_base_url: str = ""
+    openai_api_key: str = field(default="", repr=False)
+    openai_base_url: str = ""
+    project_root: Path = field(default_factory=Path.cwd)
+    """The project the assistant works in; tools never reach outside it."""
+    base_system_prompt: str = ""
+    """Replaces the default base system prompt when set."""
+
+    @property
+    def model_name(self) -> str:
+        """The chat model, defaulted per provider."""
+        return self.model or DEFAULT_MODELS[self.provider]
+
+    @property
+    def api_key(self) -> str:
+        return self.anthropic_api_key if self.provider == "anthropic" else self.openai_api_key
+
+    @property
+    def base_url(self) -> str:
+        return self.anthropic_base_url if self.provider == "anthropic" else self.openai_base_url
+
+    @property
+    def provider_configured(self) -> bool:
+        """True when the provider has a key or an endpoint (local servers need no key)."""
+        return bool(self.api_key or self.base_url)
+
+    def secrets(self) -> list[str]:
+        """Secret values that must never reach logs, the model or child processes."""
+        return [value for name in SECRET_FIELDS if (value := getattr(self, name))]
+
+
+def _coerce(name: str, raw: Any) -> Any:
+    """Convert a raw (string or TOML) value to the field's type, or raise ConfigError."""
+    current = Settings.__dataclass_fields__[name]
+    default = current.default
+    try:
+        if isinstance(default, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in {"1", "true", "yes", "on"}:
+                return True
+            if text in {"0", "false", "no", "off", ""}:
+                return False
+            raise ValueError(raw)
+        if isinstance(default, int):
+            value = int(raw)
+            if value < 0:
+                raise ValueError(raw)
+            return value
+        if isinstance(default, float):
+            value = float(raw)
+            if value <= 0:
+                raise ValueError(raw)
+            return value
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a {'boolean' if isinstance(default, bool) else 'non-negative number'}, got {raw!r}") from None
+    if name == "project_root":
+        return Path(raw)
+    value = str(raw).strip()
+    if name == "provider" and value not in DEFAULT_MODELS:
+        raise ConfigError(f"provider must be 'anthropic' or 'openai', got {value!r}")
+    if name == "approval_mode" and value not in {"ask", "allow", "deny"}:
+        raise ConfigError(f"approval_mode must be 'ask', 'allow' or 'deny', got {value!r}")
+    return value
+
+
+def read_user_config(path: Path | None = None) -> dict[str, Any]:
+    """The user config file's values, or {} when there is none.
+
+    Raises:
+        ConfigError: the file exists but is not valid TOML.
+    """
+    path = path or paths.config_file()
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    unknown = sorted(set(data) - set(Settings.__dataclass_fields__))
+    if unknown:
+        log.warning("ignoring unknown keys in %s: %s", path, ", ".join(unknown))
+    return {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
+
+
+def trusted_projects_file() -> Path:
+    return paths.config_dir() / "trusted-projects"
+
+
+def is_trusted(project_root: Path) -> bool:
+    """True when the user has trusted this project's own configuration (its ``.env`` endpoints)."""
+    try:
+        lines = trusted_projects_file().read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False
+    return str(project_root.resolve()) in {line.strip() for line in lines}
+
+
+def trust_project(project_root: Path) -> None:
+    """Record that the user trusts this project's configuration."""
+    target = trusted_projects_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("a", encoding="utf-8") as fh:
+        fh.write(str(project_root.resolve()) + "\n")
+
+
+def read_project_env(project_root: Path) -> dict[str, str]:
+    """Values of the project's ``.env`` for the variables we read (untrusted projects lose endpoints)."""
+    env_file = project_root / ".env"
+    if not env_file.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    values = {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+    if not is_trusted(project_root):
+        for name in ENDPOINT_FIELDS:
+            if values.pop(ENV_VARS[name], None) is not None:
+                log.warning("ignoring %s from %s: the project is not trusted", ENV_VARS[name], env_file)
+    return values
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    project_root: Path | None = None,
+    user_config: Path | None = None,
+) -> Settings:
+    """Build the settings from flags, environment, project ``.env``, user config and defaults.
+
+    Args:
+        overrides: values from CLI flags; ``None`` values are ignored.
+        environ: the environment (defaults to ``os.environ``).
+        project_root: the project directory (defaults to the current directory).
+        user_config: path of the user config file (defaults to the XDG location).
+
+    Raises:
+        ConfigError: a value is invalid; the message names the setting.
+    """
+    environ = os.environ if environ is None else environ
+    root = Path(project_root or (overrides or {}).get("project_root") or Path.cwd()).resolve()
+    values: dict[str, Any] = {}
+    values.update(read_user_config(user_config))
+    project_env = read_project_env(root)
+    for name, var in ENV_VARS.items():
+        if var in environ and environ[var] != "":
+            values[name] = environ[var]
+        elif var in project_env and project_env[var] != "":
+            values[name] = project_env[var]
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            values[name] = value
+    values["project_root"] = root
+    kwargs = {name: _coerce(name, raw) for name, raw in values.items() if name in Settings.__dataclass_fields__}
+    return Settings(**kwargs)
+
+
+def replace(settings: Settings, **changes: Any) -> Settings:
+    """A copy of ``settings`` with some fields changed."""
+    return dataclasses.replace(settings, **changes)

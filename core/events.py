@@ -1,0 +1,131 @@
+"""Typed events streamed by a handler while a turn runs.
+
+The UI and the headless CLI consume these from ``PassthroughHandler.stream_query``.
+Each is a small frozen dataclass with a ``kind`` literal, so consumers can
+``match`` on the class or dispatch on ``kind`` (the JSONL output does the latter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from core.types import Decision, TaskResult, ToolCall
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted:
+    """A user turn began: the query as typed and the subtask it belongs to."""
+
+    kind: Literal["turn_started"] = "turn_started"
+    query: str
+    subtask_id: str
+    relevant_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta:
+    """A fragment of assistant text, as it streams."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantMessage:
+    """One complete assistant message (intermediate or final) of the turn."""
+
+    kind: Literal["assistant_message"] = "assistant_message"
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    interrupted: bool = False
+    final: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallStarted:
+    """A tool call began running."""
+
+    kind: Literal["tool_call_started"] = "tool_call_started"
+    call: ToolCall
+    started_at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallFinished:
+    """A tool call ended: ``status`` is ``success``, ``error``, ``denied`` or ``interrupted``."""
+
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+    call: ToolCall
+    status: str
+    result: str
+    duration: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRecorded:
+    """The user's (or the approval mode's) decision on a tool call."""
+
+    kind: Literal["approval"] = "approval"
+    call: ToolCall
+    decision: Decision
+    automatic: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warning:  # noqa: A001 - the event's name in the public vocabulary
+    """Something the user should know that does not end the turn."""
+
+    kind: Literal["warning"] = "warning"
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricsUpdated:
+    """Resource metrics after a model response or tool call (drives the status line)."""
+
+    kind: Literal["metrics"] = "metrics"
+    metrics: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnCompleted:
+    """The turn ended with a final answer."""
+
+    kind: Literal["turn_completed"] = "turn_completed"
+    result: TaskResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnFailed:
+    """The turn ended without an answer: ``reason`` is e.g. ``llm_error``, ``resource_exhaustion``."""
+
+    kind: Literal["turn_failed"] = "turn_failed"
+    reason: str
+    message: str
+    result: TaskResult
+
+
+Event = Union[
+    TurnStarted,
+    TextDelta,
+    AssistantMessage,
+    ToolCallStarted,
+    ToolCallFinished,
+    ApprovalRecorded,
+    Warning,
+    MetricsUpdated,
+    TurnCompleted,
+    TurnFailed,
+]
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready dict of an event (for ``--output-format jsonl`` and transcripts)."""
+    data = dataclasses.asdict(event)
+    if isinstance(event, ApprovalRecorded):
+        data["decision"] = event.decision.value
+    return data

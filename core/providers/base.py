@@ -1,0 +1,111 @@
+"""The provider contract: what the handler needs from any model vendor.
+
+Adapters take provider-neutral messages (:class:`core.types.Message`) and
+provider-neutral tool specs (``{"name", "description", "input_schema"}``) and
+convert both to their vendor's wire format; nothing outside an adapter's module
+knows that format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Literal, Protocol, Sequence, Union, runtime_checkable
+
+from core.types import Message, TaskResult, ToolCall
+
+ToolSpec = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextChunk:
+    """A text delta as it arrives."""
+
+    kind: Literal["text"] = "text"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallReady:
+    """A tool call whose arguments are complete (never a partial one)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    call: ToolCall
+    error: str = ""
+    """Set when the arguments were not valid JSON; the call must not run."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseComplete:
+    """The end of one model response."""
+
+    kind: Literal["complete"] = "complete"
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+StreamItem = Union[TextChunk, ToolCallReady, ResponseComplete]
+
+ErrorKind = Literal["rate_limit", "overloaded", "auth", "bad_request", "too_large", "network", "timeout", "server", "not_found"]
+
+_HINTS: dict[str, str] = {
+    "rate_limit": "The provider is rate-limiting requests; wait a moment and send again.",
+    "overloaded": "The provider is overloaded; try again in a minute.",
+    "auth": "Check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY) and that it is valid for this endpoint.",
+    "bad_request": "The provider rejected the request; try /reset or a shorter context.",
+    "too_large": "The request is too large for the provider; drop files from context or /reset.",
+    "network": "Could not reach the provider; check the network and the base URL setting.",
+    "timeout": "The provider stopped responding; send again.",
+    "server": "The provider had an internal error; try again.",
+    "not_found": "The model or endpoint was not found; check the model name and base URL.",
+}
+
+
+class ProviderError(Exception):
+    """A model call failed. ``kind`` classifies it; ``hint`` says what to do."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None, retryable: bool = False, partial: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retryable = retryable
+        self.partial = partial
+        """Text already streamed before the failure."""
+
+    @property
+    def hint(self) -> str:
+        return _HINTS.get(self.kind, "")
+
+    def user_message(self) -> str:
+        """One human line: what happened and what to do."""
+        status = f" (HTTP {self.status})" if self.status else ""
+        return f"{self} {status}".strip() + (f". {self.hint}" if self.hint else "")
+
+
+@runtime_checkable
+class ProviderAdapter(Protocol):
+    """The duck-typed provider contract of SPEC.md section 2."""
+
+    name: str
+    model: str
+
+    async def send_message(self, messages: Sequence[Message], system_prompt: str, tools: Sequence[ToolSpec]) -> Any:
+        """One non-streaming call; returns the vendor's response object."""
+        ...
+
+    def stream_message(self, messages: Sequence[Message], system_prompt: str, tools: Sequence[ToolSpec]) -> AsyncIterator[StreamItem]:
+        """A streaming call yielding text deltas, complete tool calls and then one ResponseComplete."""
+        ...
+
+    def extract_tool_calls(self, response: Any) -> dict[str, Any]:
+        """``{"content", "tool_calls": [{"id", "name", "parameters"}], "awaiting_tool_response"}``."""
+        ...
+
+    def format_tool_result(self, tool_call: ToolCall | dict[str, Any], result: TaskResult) -> dict[str, Any]:
+        """The vendor's tool-result message for one call."""
+        ...
+
+    def get_provider_identifier(self) -> str:
+        """E.g. ``anthropic:claude-sonnet-4-5``."""
+        ...

@@ -1,0 +1,110 @@
+"""Shared value types: task results, tool calls and approval decisions.
+
+A TaskResult is the plain dict of SPEC.md: ``{"status", "content", "metadata"}``.
+Helpers here build the common shapes so every component reports alike.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Literal, TypedDict
+
+
+class TaskStatus(enum.StrEnum):
+    """Status values carried by a TaskResult."""
+
+    COMPLETE = "COMPLETE"
+    SUCCESS = "success"
+    ERROR = "error"
+    FAILED = "failed"
+    CONTINUATION = "CONTINUATION"
+
+
+class TaskResult(TypedDict, total=False):
+    """The result every tool, task and turn returns."""
+
+    status: str
+    content: str
+    metadata: dict[str, Any]
+    notes: dict[str, Any]
+
+
+def ok_result(content: str, **metadata: Any) -> TaskResult:
+    """A successful tool result."""
+    return {"status": TaskStatus.SUCCESS.value, "content": content, "metadata": dict(metadata)}
+
+
+def error_result(content: str, **metadata: Any) -> TaskResult:
+    """A failed tool result whose content the model (and the user) can read."""
+    return {"status": TaskStatus.ERROR.value, "content": content, "metadata": dict(metadata)}
+
+
+def is_error(result: TaskResult) -> bool:
+    """True when a result reports a failure of any kind."""
+    return str(result.get("status", "")).lower() in {"error", "failed"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool request made by the model, provider-neutral."""
+
+    id: str
+    name: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The SPEC.md shape ``{"id", "name", "parameters"}``."""
+        return {"id": self.id, "name": self.name, "parameters": dict(self.parameters)}
+
+
+class Decision(enum.StrEnum):
+    """The user's answer to an approval request."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+    @property
+    def allowed(self) -> bool:
+        return self is not Decision.DENY
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRequest:
+    """What the user is asked to approve: exactly what will run, and why it asks."""
+
+    tool_call: ToolCall
+    title: str
+    detail: str
+    reason: str = ""
+    session_key: str = ""
+    """Key under which "always for this session" is remembered (e.g. the program name)."""
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Decision]]
+ApprovalMode = Literal["ask", "allow", "deny"]
+
+
+class Message(TypedDict, total=False):
+    """A provider-neutral conversation message.
+
+    ``role`` is ``user``, ``assistant`` or ``tool``. Assistant messages may carry
+    ``tool_calls`` (SPEC shape) and ``interrupted``; tool messages carry
+    ``tool_call_id``, ``name`` and ``is_error``.
+    """
+
+    role: str
+    content: str
+    timestamp: float
+    tool_calls: list[dict[str, Any]]
+    tool_call_id: str
+    name: str
+    is_error: bool
+    interrupted: bool
+
+
+def now() -> float:
+    """Wall-clock timestamp used on messages (one place, so tests can reason about it)."""
+    return time.time()

@@ -1,0 +1,47 @@
+"""Shared fixtures: an isolated environment and the loopback fake LLM server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.fake_llm import FakeLLM
+
+_SCRUBBED = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_AUTH_TOKEN",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HOME and the XDG dirs in a temporary directory; no real keys or endpoints leak in."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state"), ("XDG_DATA_HOME", ".local/share"), ("XDG_CACHE_HOME", ".cache")):
+        monkeypatch.setenv(var, str(home / sub))
+    for var in _SCRUBBED:
+        monkeypatch.delenv(var, raising=False)
+    for var in list(os.environ):
+        if var.startswith("ASSISTANT_TUI_"):
+            monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    return home
+
+
+@pytest.fixture
+def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
+    """A running fake LLM server, with the SDK environment pointed at it."""
+    with FakeLLM() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.anthropic_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+        yield server

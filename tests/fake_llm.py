@@ -1,0 +1,529 @@
+"""A loopback fake LLM server speaking the real wire formats.
+
+It serves the Anthropic Messages API (``POST /v1/messages``, JSON or SSE) and the
+OpenAI chat-completions API (``POST /v1/chat/completions``, JSON or SSE) on
+127.0.0.1, so tests drive the real ``anthropic`` and ``openai`` SDKs (and aider,
+through litellm) against it with ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``.
+
+Responses are scripted in order with :meth:`FakeLLM.script`; when the script is
+empty, :attr:`FakeLLM.responder` (a callable of the request) answers. Every
+request is recorded in :attr:`FakeLLM.requests`.
+
+Scripted items:
+
+* :class:`Reply` - text and/or tool calls, streamed in small chunks, optionally paced.
+* :class:`HTTPError` - a status code with the provider's error body (429, 529, 401...).
+* :class:`StreamError` - an SSE ``error`` event after some text chunks.
+* :class:`Drop` - the connection is closed after some chunks (mid tool-call JSON too).
+* :class:`Stall` - headers (and optionally some chunks) are sent, then silence.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+
+@dataclass
+class Tool:
+    """A tool call the fake model makes."""
+
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+    raw_json: str | None = None
+    """Exact argument JSON to send instead of ``input`` (for malformed-argument cases)."""
+
+
+@dataclass
+class Reply:
+    """An assistant response: text, then tool calls.
+
+    ``chunk`` is the number of characters per text delta; ``tokens_per_second``
+    paces the deltas (one delta counts ~``chunk/4`` tokens); ``None`` sends unpaced.
+    """
+
+    text: str = ""
+    tools: list[Tool] = field(default_factory=list)
+    chunk: int = 12
+    tokens_per_second: float | None = None
+    stop_reason: str | None = None
+    input_tokens: int = 25
+    output_tokens: int | None = None
+    omit_done: bool = False
+    """OpenAI side: leave out the final ``data: [DONE]``."""
+
+
+@dataclass
+class HTTPError:
+    """An HTTP error response with the provider's error body."""
+
+    status: int
+    message: str = "error"
+    error_type: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class StreamError:
+    """An in-stream SSE error event after ``after_chunks`` text chunks of ``text``."""
+
+    text: str = ""
+    after_chunks: int = 0
+    error_type: str = "overloaded_error"
+    message: str = "Overloaded"
+
+
+@dataclass
+class Drop:
+    """Close the connection abruptly after ``after_events`` SSE events of ``reply``."""
+
+    reply: Reply
+    after_events: int
+
+
+@dataclass
+class Stall:
+    """Send ``before`` events of ``reply``, then stay silent for ``seconds``."""
+
+    reply: Reply = field(default_factory=Reply)
+    before: int = 0
+    seconds: float = 30.0
+
+
+Scripted = Reply | HTTPError | StreamError | Drop | Stall
+
+
+@dataclass
+class Request:
+    """A recorded request."""
+
+    api: str  # "anthropic" or "openai"
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body.get("messages", [])
+
+    @property
+    def system(self) -> str:
+        """The system prompt as text, whichever API sent it."""
+        if self.api == "anthropic":
+            system = self.body.get("system", "")
+            if isinstance(system, list):
+                return "".join(b.get("text", "") for b in system)
+            return system or ""
+        return "".join(
+            m["content"] if isinstance(m.get("content"), str) else ""
+            for m in self.messages
+            if m.get("role") == "system"
+        )
+
+    @property
+    def tool_names(self) -> list[str]:
+        tools = self.body.get("tools") or []
+        if self.api == "anthropic":
+            return [t["name"] for t in tools]
+        return [t["function"]["name"] for t in tools]
+
+    def last_user_text(self) -> str:
+        """Text of the last user message (string or text blocks)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, str):
+                    return content
+                texts = [b.get("text", "") for b in content if b.get("type") == "text"]
+                if texts:
+                    return "\n".join(texts)
+        return ""
+
+
+def _sse(event: str | None, data: Any) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] if text else []
+
+
+class FakeLLM:
+    """The server. Use as a context manager or call :meth:`start` / :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self._script: list[Scripted] = []
+        self._lock = threading.Lock()
+        self.requests: list[Request] = []
+        self.responder: Callable[[Request], Scripted] = lambda request: Reply(text="OK")
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._stop_event = threading.Event()
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> "FakeLLM":
+        fake = self
+
+        class Handler(_Handler):
+            server_fake = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> "FakeLLM":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return self._server.server_address[1]
+
+    @property
+    def anthropic_url(self) -> str:
+        """Value for ``ANTHROPIC_BASE_URL``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """Value for ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting ---------------------------------------------------------
+    def script(self, *items: Scripted) -> None:
+        """Queue responses, answered in order, one per request."""
+        with self._lock:
+            self._script.extend(items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    @property
+    def pending(self) -> int:
+        """Scripted responses not yet used."""
+        with self._lock:
+            return len(self._script)
+
+    def requests_for(self, api: str) -> list[Request]:
+        return [r for r in self.requests if r.api == api]
+
+    def _next(self, request: Request) -> Scripted:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.pop(0)
+        return self.responder(request)
+
+    def next_id(self, prefix: str) -> str:
+        return f"{prefix}_{next(self._ids):04d}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_fake: FakeLLM
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    # -- plumbing ----------------------------------------------------------
+    def _read_body(self) -> dict[str, Any]:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            return json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return {}
+
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _start_sse(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_chunks(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _abort(self) -> None:
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.close_connection = True
+
+    def do_GET(self) -> None:  # /v1/models and friends
+        self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+    def do_POST(self) -> None:
+        path = self.path.split("?")[0]
+        body = self._read_body()
+        if path.endswith("/messages/count_tokens"):
+            self._send_json(200, {"input_tokens": 100})
+            return
+        if path.endswith("/messages"):
+            api = "anthropic"
+        elif path.endswith("/chat/completions"):
+            api = "openai"
+        else:
+            self._send_json(404, {"error": {"message": f"no route {path}"}})
+            return
+        request = Request(api=api, path=path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+        item = self.server_fake._next(request)
+        try:
+            self._respond(api, body, item)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    # -- responses ---------------------------------------------------------
+    def _respond(self, api: str, body: dict[str, Any], item: Scripted) -> None:
+        if isinstance(item, HTTPError):
+            self._send_error(api, item)
+            return
+        stream = bool(body.get("stream"))
+        model = body.get("model", "fake-model")
+        if isinstance(item, Reply) and not stream:
+            self._send_json(200, self._complete_body(api, model, item))
+            return
+        if isinstance(item, StreamError):
+            reply = Reply(text=item.text)
+            events = list(self._events(api, model, reply, body))
+            # message_start / role chunk + the requested number of text chunks
+            head = 2 if api == "anthropic" else 1
+            self._start_sse()
+            for data in events[: head + item.after_chunks]:
+                self._write_chunk(data)
+            if api == "anthropic":
+                err = {"type": "error", "error": {"type": item.error_type, "message": item.message}}
+                self._write_chunk(_sse("error", err))
+            else:
+                self._write_chunk(_sse(None, {"error": {"message": item.message, "type": item.error_type}}))
+            self._end_chunks()
+            return
+        if isinstance(item, Drop):
+            events = list(self._events(api, model, item.reply, body))
+            self._start_sse()
+            for data in events[: item.after_events]:
+                self._write_chunk(data)
+            self._abort()
+            return
+        if isinstance(item, Stall):
+            events = list(self._events(api, model, item.reply, body))
+            self._start_sse()
+            for data in events[: item.before]:
+                self._write_chunk(data)
+            self.server_fake._stop_event.wait(item.seconds)
+            self._abort()
+            return
+        assert isinstance(item, Reply)
+        self._start_sse()
+        delay = 0.0
+        if item.tokens_per_second:
+            delay = max(item.chunk / 4.0, 1.0) / item.tokens_per_second
+        for data in self._events(api, model, item, body):
+            self._write_chunk(data)
+            if delay and b"delta" in data:
+                time.sleep(delay)
+        self._end_chunks()
+
+    def _send_error(self, api: str, item: HTTPError) -> None:
+        if api == "anthropic":
+            kind = item.error_type or {
+                400: "invalid_request_error",
+                401: "authentication_error",
+                403: "permission_error",
+                404: "not_found_error",
+                413: "request_too_large",
+                429: "rate_limit_error",
+                500: "api_error",
+                529: "overloaded_error",
+            }.get(item.status, "api_error")
+            body = {"type": "error", "error": {"type": kind, "message": item.message}}
+        else:
+            body = {"error": {"message": item.message, "type": item.error_type or "error", "code": None}}
+        self._send_json(item.status, body, item.headers)
+
+    def _tool_ids(self, api: str, reply: Reply) -> list[str]:
+        prefix = "toolu" if api == "anthropic" else "call"
+        return [t.id or self.server_fake.next_id(prefix) for t in reply.tools]
+
+    def _complete_body(self, api: str, model: str, reply: Reply) -> dict[str, Any]:
+        ids = self._tool_ids(api, reply)
+        out_tokens = reply.output_tokens or max(1, len(reply.text) // 4)
+        if api == "anthropic":
+            content: list[dict[str, Any]] = []
+            if reply.text:
+                content.append({"type": "text", "text": reply.text})
+            for tool, tid in zip(reply.tools, ids):
+                content.append({"type": "tool_use", "id": tid, "name": tool.name, "input": tool.input})
+            return {
+                "id": self.server_fake.next_id("msg"),
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": reply.stop_reason or ("tool_use" if reply.tools else "end_turn"),
+                "stop_sequence": None,
+                "usage": {"input_tokens": reply.input_tokens, "output_tokens": out_tokens},
+            }
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tools:
+            message["tool_calls"] = [
+                {
+                    "id": tid,
+                    "type": "function",
+                    "function": {"name": t.name, "arguments": t.raw_json if t.raw_json is not None else json.dumps(t.input)},
+                }
+                for t, tid in zip(reply.tools, ids)
+            ]
+        return {
+            "id": self.server_fake.next_id("chatcmpl"),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": reply.stop_reason or ("tool_calls" if reply.tools else "stop")}
+            ],
+            "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": out_tokens, "total_tokens": reply.input_tokens + out_tokens},
+        }
+
+    def _events(self, api: str, model: str, reply: Reply, body: dict[str, Any]) -> Iterator[bytes]:
+        if api == "anthropic":
+            yield from self._anthropic_events(model, reply)
+        else:
+            yield from self._openai_events(model, reply, body)
+
+    def _anthropic_events(self, model: str, reply: Reply) -> Iterator[bytes]:
+        ids = self._tool_ids("anthropic", reply)
+        out_tokens = reply.output_tokens or max(1, len(reply.text) // 4)
+        yield _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": self.server_fake.next_id("msg"),
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1},
+                },
+            },
+        )
+        index = 0
+        if reply.text:
+            yield _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+            for piece in _chunks(reply.text, reply.chunk):
+                yield _sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                )
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+            index = 1
+        else:
+            yield _sse("ping", {"type": "ping"})
+        for tool, tid in zip(reply.tools, ids):
+            yield _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": tid, "name": tool.name, "input": {}}},
+            )
+            raw = tool.raw_json if tool.raw_json is not None else json.dumps(tool.input)
+            for piece in _chunks(raw, 10):
+                yield _sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}},
+                )
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+            index += 1
+        yield _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.stop_reason or ("tool_use" if reply.tools else "end_turn"), "stop_sequence": None},
+                "usage": {"output_tokens": out_tokens},
+            },
+        )
+        yield _sse("message_stop", {"type": "message_stop"})
+
+    def _openai_events(self, model: str, reply: Reply, body: dict[str, Any]) -> Iterator[bytes]:
+        ids = self._tool_ids("openai", reply)
+        cid = self.server_fake.next_id("chatcmpl")
+        created = int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            return _sse(
+                None,
+                {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                },
+            )
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in _chunks(reply.text, reply.chunk):
+            yield chunk({"content": piece})
+        for n, (tool, tid) in enumerate(zip(reply.tools, ids)):
+            yield chunk({"tool_calls": [{"index": n, "id": tid, "type": "function", "function": {"name": tool.name, "arguments": ""}}]})
+            raw = tool.raw_json if tool.raw_json is not None else json.dumps(tool.input)
+            for piece in _chunks(raw, 10):
+                yield chunk({"tool_calls": [{"index": n, "function": {"arguments": piece}}]})
+        yield chunk({}, reply.stop_reason or ("tool_calls" if reply.tools else "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            out_tokens = reply.output_tokens or max(1, len(reply.text) // 4)
+            yield _sse(
+                None,
+                {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": out_tokens, "total_tokens": reply.input_tokens + out_tokens},
+                },
+            )
+        if not reply.omit_done:
+            yield _sse(None, "[DONE]")
