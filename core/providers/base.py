@@ -109,3 +109,35 @@ class ProviderAdapter(Protocol):
     def get_provider_identifier(self) -> str:
         """E.g. ``anthropic:claude-sonnet-4-5``."""
         ...
+
+
+NEUTRAL_TOOL_KEYS = ("name", "description", "input_schema")
+
+
+def neutral_tool_spec(spec: ToolSpec) -> dict[str, Any]:
+    """The wire-safe part of a tool spec (our own keys such as ``requires_approval`` dropped)."""
+    out = {k: spec[k] for k in NEUTRAL_TOOL_KEYS if k in spec}
+    out.setdefault("description", "")
+    out.setdefault("input_schema", {"type": "object", "properties": {}})
+    return out
+
+
+def result_text(result: TaskResult | str) -> str:
+    """The text of a tool result as sent to the model."""
+    if isinstance(result, str):
+        return result
+    content = result.get("content", "")
+    return content if isinstance(content, str) else str(content)
+
+
+def generic_extract(response: Any) -> dict[str, Any]:
+    """SPEC shape for a plain string or an unknown response: content only, never parsed for tools."""
+    if isinstance(response, str):
+        content = response
+    elif isinstance(response, dict) and isinstance(response.get("content"), str):
+        content = response["content"]
+    elif response is None:
+        content = ""
+    else:
+        content = str(getattr(response, "content", "") or "") if not isinstance(response, dict) else ""
+    return {"content": content, "tool_calls": [], "awaiting_tool_response": False}

@@ -1,0 +1,277 @@
+"""BaseHandler: what every handler shares (SPEC.md section 3).
+
+Tool registry, conversation history, the hierarchical system prompt, the data
+context, relevant-file lookup and resource metrics. The multi-step tool loop
+lives in :mod:`core.handlers.passthrough`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from core.config import Settings
+from core.handlers.budget import estimate_request_tokens
+from core.memory.types import DataContext, MatchItem
+from core.providers.base import ProviderAdapter, ToolSpec
+from core.types import Approver, Message, TaskResult, error_result, now, ok_result
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_SYSTEM_PROMPT = """\
+You are assistant-tui, a coding assistant working in the user's project from their terminal.
+You can call tools to find and read files and to have aider edit code. Work step by step:
+call a tool when you need information or an action, read its result, then continue.
+When you are done, answer the user directly and concisely."""
+
+ToolExecutor = Callable[[dict[str, Any]], Any]
+
+
+class ToolNotFound(LookupError):
+    """The model asked for a tool that is not registered."""
+
+
+class FileAccess:
+    """Reads project files for the data context (text only, size-capped)."""
+
+    def __init__(self, project_root: Path, max_bytes: int = 200_000) -> None:
+        self.project_root = project_root
+        self.max_bytes = max_bytes
+
+    def read(self, path: str | Path) -> str | None:
+        """The file's text, or None when it cannot be read (missing, binary, too large, a directory)."""
+        target = Path(path)
+        if not target.is_absolute():
+            target = self.project_root / target
+        try:
+            data = target.read_bytes()[: self.max_bytes + 1]
+        except OSError:
+            return None
+        if b"\0" in data[:8192] or len(data) > self.max_bytes:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+
+class BaseHandler:
+    """Shared state and services of handlers."""
+
+    def __init__(
+        self,
+        task_system: Any,
+        memory_system: Any,
+        model_provider: ProviderAdapter | None = None,
+        config: Settings | None = None,
+    ) -> None:
+        self.config = config or Settings()
+        self.task_system = task_system
+        self.memory_system = memory_system
+        if model_provider is None:
+            from core.providers import create_provider
+
+            model_provider = create_provider(self.config)
+        self.model_provider: ProviderAdapter = model_provider
+        self.project_root = Path(self.config.project_root).resolve()
+        self.file_access = FileAccess(self.project_root)
+        self.debug_mode = False
+        self.registered_tools: dict[str, ToolSpec] = {}
+        self.tool_executors: dict[str, ToolExecutor] = {}
+        self.conversation_history: list[Message] = []
+        self.data_context: DataContext | None = None
+        self.pinned_files: list[str] = []
+        self.approve: Approver | None = None
+        self.base_system_prompt = self.config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
+        # metrics
+        self.turn_count = 0
+        self.total_tool_calls = 0
+        self.tool_calls_this_turn = 0
+        self.last_estimated_tokens = 0
+        self._turn_started_at: float | None = None
+        self._session_started_at = time.monotonic()
+
+    # -- debug -------------------------------------------------------------
+    def set_debug_mode(self, enabled: bool) -> None:
+        self.debug_mode = bool(enabled)
+        self.log_debug(f"debug mode {'on' if enabled else 'off'}")
+
+    def log_debug(self, message: str) -> None:
+        if self.debug_mode:
+            log.info("[debug] %s", message)
+        else:
+            log.debug(message)
+
+    def get_provider_identifier(self) -> str:
+        getter = getattr(self.model_provider, "get_provider_identifier", None)
+        if getter:
+            return getter()
+        return f"{getattr(self.model_provider, 'name', 'unknown')}:{getattr(self.model_provider, 'model', '')}"
+
+    # -- tools -------------------------------------------------------------
+    def register_tool(self, tool_spec: ToolSpec, executor: ToolExecutor) -> bool:
+        """Register a tool; False (and nothing changed) when the spec has no name."""
+        name = tool_spec.get("name") if isinstance(tool_spec, dict) else None
+        if not name or not callable(executor):
+            log.warning("refusing to register a tool without a name or executor: %r", tool_spec)
+            return False
+        self.registered_tools[name] = tool_spec
+        self.tool_executors[name] = executor
+        self.log_debug(f"registered tool {name}")
+        return True
+
+    def get_tool_specs(self) -> list[ToolSpec]:
+        return list(self.registered_tools.values())
+
+    async def _execute_tool(self, name: str, params: dict[str, Any]) -> TaskResult:
+        """Run a registered tool; exceptions become error TaskResults, never propagate.
+
+        Raises:
+            ToolNotFound: no tool of that name is registered.
+        """
+        executor = self.tool_executors.get(name)
+        if executor is None:
+            raise ToolNotFound(name)
+        try:
+            if inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(getattr(executor, "__call__", None)):
+                value = await executor(params)
+            else:
+                value = await asyncio.to_thread(executor, params)
+                if inspect.isawaitable(value):
+                    value = await value
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported to the model, never raised
+            log.exception("tool %s failed", name)
+            return error_result(f"Error executing tool {name}: {exc}", error=str(exc), error_type=type(exc).__name__)
+        return _as_task_result(value)
+
+    # -- conversation --------------------------------------------------------
+    def add_message(self, role: str, content: str, **extra: Any) -> Message:
+        message: Message = {"role": role, "content": content, "timestamp": now(), **extra}  # type: ignore[typeddict-item]
+        self.conversation_history.append(message)
+        return message
+
+    def reset_conversation(self) -> None:
+        """Forget the conversation and the data context."""
+        self.conversation_history = []
+        self.clear_data_context()
+        self.turn_count = 0
+        self.tool_calls_this_turn = 0
+
+    # -- system prompt -------------------------------------------------------
+    def _build_system_prompt(self, template_specific_instructions: str | None = None) -> str:
+        """Base prompt, then template or mode instructions, then the data context."""
+        parts = [self.base_system_prompt.strip()]
+        if template_specific_instructions:
+            parts.append(template_specific_instructions.strip())
+        if self.data_context and self.data_context.items:
+            files = "\n".join(
+                f'<file path="{item.source_path}">\n{item.content}\n</file>' for item in self.data_context.items
+            )
+            parts.append("Files in context:\n" + files)
+            if self.data_context.summary:
+                parts.append(self.data_context.summary)
+        return "\n\n".join(p for p in parts if p)
+
+    # -- data context --------------------------------------------------------
+    def prime_data_context(self, query: str | None = None, initial_files: Sequence[str] | None = None) -> DataContext:
+        """Fill the data context from explicit files (first) and/or relevance matching."""
+        paths: list[str] = []
+        for path in list(initial_files or []) + (self._get_relevant_files(query) if query else []):
+            absolute = str((self.project_root / path).resolve()) if not Path(path).is_absolute() else str(Path(path))
+            if absolute not in paths:
+                paths.append(absolute)
+        items: list[MatchItem] = []
+        for path in paths:
+            content = self.file_access.read(path)
+            if content is None:
+                continue
+            items.append(MatchItem(id=path, content=content, content_type="file_content", source_path=path))
+        self.data_context = DataContext(items=items, source_query=query or "", retrieved_at=now())
+        return self.data_context
+
+    def clear_data_context(self) -> None:
+        self.data_context = None
+
+    def _get_relevant_files(self, query: str) -> list[str]:
+        """Paths the memory system finds relevant to the query (empty on any failure)."""
+        if not self.memory_system or not query:
+            return []
+        try:
+            result = self.memory_system.get_relevant_context_for({"taskText": query, "inheritedContext": ""})
+        except Exception:  # noqa: BLE001 - relevance is a hint, never fatal
+            log.exception("relevance lookup failed")
+            return []
+        matches = getattr(result, "matches", None) or (result.get("matches") if isinstance(result, dict) else []) or []
+        return [m[0] if isinstance(m, (tuple, list)) else str(m) for m in matches]
+
+    def _create_file_context(self, paths: Iterable[str]) -> str:
+        """Each readable file as its path and fenced content; unreadable ones marked."""
+        blocks = []
+        for path in paths:
+            content = self.file_access.read(path)
+            if content is None:
+                blocks.append(f"{path}: (could not be read)")
+            else:
+                blocks.append(f"{path}:\n```\n{content}\n```")
+        return "\n\n".join(blocks)
+
+    # -- commands ------------------------------------------------------------
+    async def execute_file_path_command(self, command: str) -> list[str]:
+        """Run a file-finding command safely; its absolute, existing file paths, or [] on any failure."""
+        from core.tools.safe_exec import execute_command_safely, parse_file_paths_from_output
+
+        try:
+            result = await execute_command_safely(
+                command,
+                project_root=self.project_root,
+                timeout=self.config.command_timeout,
+                secrets=self.config.secrets(),
+                approve=self.approve,
+                approval_mode=self.config.approval_mode,
+            )
+        except Exception:  # noqa: BLE001
+            log.exception("file path command failed")
+            return []
+        if result.status != "success":
+            return []
+        return parse_file_paths_from_output(result.stdout, self.project_root)
+
+    # -- metrics -------------------------------------------------------------
+    def estimate_tokens(self, system_prompt: str, tools: Sequence[ToolSpec] | None = None) -> int:
+        return estimate_request_tokens(system_prompt, self.conversation_history, tools if tools is not None else self.get_tool_specs())
+
+    def get_resource_metrics(self) -> dict[str, Any]:
+        elapsed = time.monotonic() - self._turn_started_at if self._turn_started_at else 0.0
+        window = self.config.context_window
+        return {
+            "turns": self.turn_count,
+            "max_turns": self.config.max_turns,
+            "tool_calls_this_turn": self.tool_calls_this_turn,
+            "max_tool_calls": self.config.max_tool_calls,
+            "total_tool_calls": self.total_tool_calls,
+            "estimated_tokens": self.last_estimated_tokens,
+            "context_window": window,
+            "context_used": round(self.last_estimated_tokens / window, 4) if window else 0.0,
+            "elapsed": round(elapsed, 3),
+            "provider": self.get_provider_identifier(),
+        }
+
+
+def _as_task_result(value: Any) -> TaskResult:
+    """Wrap whatever an executor returned into a TaskResult."""
+    if isinstance(value, dict) and "status" in value:
+        result = dict(value)
+        result.setdefault("content", "")
+        result.setdefault("metadata", {})
+        if not isinstance(result["content"], str):
+            result["content"] = json.dumps(result["content"], default=str)
+        return result  # type: ignore[return-value]
+    if isinstance(value, str):
+        return ok_result(value)
+    if value is None:
+        return ok_result("")
+    return ok_result(json.dumps(value, default=str))

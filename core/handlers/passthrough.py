@@ -1,0 +1,462 @@
+"""PassthroughHandler: raw queries through the streaming multi-step tool loop (SPEC.md 3-4).
+
+``stream_query`` is the engine: it records the user's message, calls the model,
+runs the tools it asks for, feeds their results back and repeats until the model
+answers without tools, yielding a typed event (:mod:`core.events`) for every step.
+``handle_query`` consumes it and returns the TaskResult of SPEC.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from core import events as ev
+from core.handlers.base import BaseHandler, ToolNotFound
+from core.handlers.validation import validate_arguments
+from core.plan import PLAN_INSTRUCTIONS, parse_plan
+from core.providers.base import ProviderError, ResponseComplete, TextChunk, ToolCallReady
+from core.types import (
+    ApprovalRequest,
+    Decision,
+    Message,
+    TaskResult,
+    TaskStatus,
+    ToolCall,
+    error_result,
+    is_error,
+    ok_result,
+)
+
+log = logging.getLogger(__name__)
+
+PASSTHROUGH_INSTRUCTIONS = """\
+When you refer to code, cite the file paths. Be precise; do not guess at file contents, read them.
+To find files, use executeFilePathCommand with a read-only command such as `find`, `git ls-files` or `grep -rl`.
+For edits, use aiderAutomatic for straightforward changes and aiderInteractive for complex edits that need the user.
+A message that starts with /aider asks for an edit with aider: choose between the aider tools.
+When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>."""
+
+INTERRUPTED_RESULT = "interrupted: the user cancelled the turn before this tool finished"
+RETRY_BASE_DELAY = 0.25
+
+FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
+    "name": "executeFilePathCommand",
+    "description": (
+        "Run a read-only file-finding command in the project root and get back the file paths it prints. "
+        "Allowed: find, ls, git ls-files, git grep -l, grep -l/-r, rg --files/-l, fd, and pipes between them "
+        "(head, sort, ...). No shell: chaining, substitution and redirection are refused."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string", "description": "The command line, e.g. find . -name '*.py'"}},
+        "required": ["command"],
+    },
+}
+
+
+@dataclass
+class _Turn:
+    """Mutable state of the user turn in progress (what cleanup needs on interruption)."""
+
+    query: str
+    started: float = field(default_factory=time.monotonic)
+    partial: list[str] = field(default_factory=list)
+    unanswered: list[ToolCall] = field(default_factory=list)
+    finished: bool = False
+    deferred: list[ev.Event] = field(default_factory=list)
+
+
+class PassthroughHandler(BaseHandler):
+    """Handles raw user queries with the model and the registered tools."""
+
+    def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None) -> None:
+        super().__init__(task_system, memory_system, model_provider, config)
+        self.active_subtask_id: str | None = None
+        self.direct_tools: dict[str, Callable[..., Any]] = {}
+        self.subtask_tools: dict[str, Callable[..., Any]] = {}
+        self.session_allowed: set[str] = set()
+        self._turn: _Turn | None = None
+        self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
+
+    # -- public entry points -------------------------------------------------
+    async def handle_query(self, query: str) -> TaskResult:
+        """Run one user turn to the end and return its TaskResult."""
+        result: TaskResult = {"status": TaskStatus.FAILED.value, "content": "", "metadata": {}}
+        async for event in self.stream_query(query):
+            if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                result = event.result
+        return result
+
+    def reset_conversation(self) -> None:
+        super().reset_conversation()
+        self.active_subtask_id = None
+
+    async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
+        """Run one user turn, yielding every step as an event.
+
+        Cancelling the consuming task (or closing the iterator) interrupts the turn:
+        the partial text is kept and marked interrupted, and every unanswered tool
+        request gets a synthetic result, so the history stays valid for the API.
+        """
+        if self._turn is not None and not self._turn.finished:
+            yield self._fail("busy", "A turn is already running; wait for it or press Esc to cancel it.", [])
+            return
+        turn = self._turn = _Turn(query=query)
+        self._turn_started_at = turn.started
+        self.tool_calls_this_turn = 0
+        mode, text = split_mode(query)
+        self.add_message("user", query)
+        try:
+            relevant = await asyncio.to_thread(self._get_relevant_files, text)
+            if self.active_subtask_id is None:
+                self.active_subtask_id = uuid.uuid4().hex[:12]
+            yield ev.TurnStarted(query=query, subtask_id=self.active_subtask_id, relevant_files=tuple(relevant))
+            self.prime_data_context(initial_files=self.pinned_files)
+            instructions = PASSTHROUGH_INSTRUCTIONS + (f"\n\n{PLAN_INSTRUCTIONS}" if mode == "plan" else "")
+            suggestions = [p for p in relevant if p not in self.pinned_files][:10]
+            if suggestions:
+                instructions += "\n\nPossibly relevant files (not loaded; read them if needed):\n" + "\n".join(
+                    f"- {self._display_path(p)}" for p in suggestions
+                )
+            system_prompt = self._build_system_prompt(instructions)
+            async for event in self._tool_loop(turn, system_prompt, mode, relevant):
+                yield event
+        finally:
+            if not turn.finished:
+                self._close_interrupted(turn)
+            self._turn = None
+
+    # -- the loop --------------------------------------------------------------
+    async def _tool_loop(self, turn: _Turn, system_prompt: str, mode: str, relevant: list[str]) -> AsyncIterator[ev.Event]:
+        tools = self.get_tool_specs()
+        turns_this_query = 0
+        warned = False
+        final_text = ""
+        while True:
+            estimate = self.last_estimated_tokens = self.estimate_tokens(system_prompt, tools)
+            window = self.config.context_window
+            if window and estimate >= window:
+                yield self._fail(
+                    "resource_exhaustion",
+                    f"Context window exhausted: the request needs about {estimate:,} tokens but the window is "
+                    f"{window:,} tokens. It was not sent. Drop files from the context or /reset the conversation.",
+                    relevant,
+                    resource="context_window",
+                )
+                return
+            if window and estimate >= 0.8 * window and not warned:
+                warned = True
+                yield ev.Warning(code="context_80", message=f"Context is {estimate / window:.0%} full ({estimate:,} of {window:,} tokens).")
+            if self.config.max_turns and turns_this_query >= self.config.max_turns:
+                yield self._fail(
+                    "resource_exhaustion",
+                    f"Turn limit reached: the model answered {turns_this_query} times in this turn (limit {self.config.max_turns}).",
+                    relevant,
+                    resource="turns",
+                )
+                return
+
+            complete: ResponseComplete | None = None
+            invalid: dict[str, str] = {}
+            attempt = 0
+            while complete is None:
+                turn.partial = []
+                try:
+                    async for item in self.model_provider.stream_message(self.conversation_history, system_prompt, tools):
+                        if isinstance(item, TextChunk):
+                            turn.partial.append(item.text)
+                            yield ev.TextDelta(text=item.text)
+                        elif isinstance(item, ToolCallReady) and item.error:
+                            invalid[item.call.id] = item.error
+                        elif isinstance(item, ResponseComplete):
+                            complete = item
+                except ProviderError as exc:
+                    if _retry_ourselves(exc, turn) and attempt < self.config.max_retries:
+                        attempt += 1
+                        yield ev.Warning(code="retry", message=f"{exc.user_message()} Retrying ({attempt}/{self.config.max_retries})...")
+                        await asyncio.sleep(RETRY_BASE_DELAY * 2 ** (attempt - 1))
+                        continue
+                    partial = "".join(turn.partial)
+                    if partial:
+                        self.add_message("assistant", partial, interrupted=True)
+                        yield ev.AssistantMessage(content=partial, interrupted=True)
+                    turn.partial = []
+                    yield self._fail("llm_error", exc.user_message(), relevant, error_kind=exc.kind, status=exc.status)
+                    return
+            turn.partial = []
+            turns_this_query += 1
+            self.turn_count += 1
+            calls = list(complete.tool_calls)
+            self.add_message("assistant", complete.content, tool_calls=[c.as_dict() for c in calls])
+            turn.unanswered = list(calls)
+            yield ev.AssistantMessage(content=complete.content, tool_calls=tuple(calls), final=not calls)
+            yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
+            if not calls:
+                final_text = complete.content
+                break
+
+            guard_tripped = False
+            for call in calls:
+                if self.tool_calls_this_turn >= self.config.max_tool_calls:
+                    guard_tripped = True
+                    result = error_result(
+                        f"Not run: the limit of {self.config.max_tool_calls} tool calls per turn was reached.",
+                        reason="max_tool_calls",
+                    )
+                    self._answer(turn, call, result)
+                    yield ev.ToolCallFinished(call=call, status="error", result=result["content"], duration=0.0, metadata=result["metadata"])
+                    continue
+                self.tool_calls_this_turn += 1
+                self.total_tool_calls += 1
+                async for event in self._run_call(turn, call, invalid.get(call.id)):
+                    yield event
+            yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
+            if guard_tripped:
+                yield self._fail(
+                    "resource_exhaustion",
+                    f"Stopped: the model asked for more than {self.config.max_tool_calls} tool calls in one turn "
+                    "(the limit; change it with --max-tool-calls or ASSISTANT_TUI_MAX_TOOL_CALLS).",
+                    relevant,
+                    resource="tool_calls",
+                )
+                return
+
+        metadata: dict[str, Any] = {
+            "subtask_id": self.active_subtask_id,
+            "relevant_files": relevant,
+            "resource_metrics": self.get_resource_metrics(),
+        }
+        if mode == "plan":
+            metadata["template"] = "plan"
+            metadata["plan_steps"] = parse_plan(final_text)
+        turn.finished = True
+        yield ev.TurnCompleted(result={"status": TaskStatus.COMPLETE.value, "content": final_text, "metadata": metadata})
+
+    async def _run_call(self, turn: _Turn, call: ToolCall, argument_error: str | None) -> AsyncIterator[ev.Event]:
+        """Validate, approve and run one tool call; always answers it."""
+        started = time.monotonic()
+        yield ev.ToolCallStarted(call=call, started_at=time.time())
+        spec = self.registered_tools.get(call.name)
+        result: TaskResult
+        status = ""
+        if spec is None:
+            available = ", ".join(sorted(self.registered_tools)) or "none"
+            result = error_result(f"Unknown tool {call.name!r} (ToolNotFound). Available tools: {available}.", error="ToolNotFound")
+        elif argument_error:
+            result = error_result(f"Invalid arguments for {call.name}: {argument_error}. Send a JSON object matching the tool's schema.")
+        elif problem := validate_arguments(spec.get("input_schema") or {}, call.parameters):
+            result = error_result(f"Invalid arguments for {call.name}: {problem}")
+        else:
+            decision = await self._approval_for(call, spec)
+            if decision is not None:
+                yield ev.ApprovalRecorded(call=call, decision=decision[0], automatic=decision[1])
+            if decision is not None and decision[0] is Decision.DENY:
+                reason = decision[2]
+                result = error_result(f"Denied: {reason}", reason="denied")
+                status = "denied"
+            else:
+                try:
+                    result = await self._execute_tool(call.name, call.parameters)
+                except ToolNotFound:
+                    result = error_result(f"Unknown tool {call.name!r}", error="ToolNotFound")
+        for event in turn.deferred:
+            yield event
+        turn.deferred.clear()
+        self._answer(turn, call, result)
+        status = status or ("error" if is_error(result) else "success")
+        yield ev.ToolCallFinished(
+            call=call,
+            status=status,
+            result=result.get("content", ""),
+            duration=round(time.monotonic() - started, 4),
+            metadata=dict(result.get("metadata") or {}),
+        )
+
+    async def _approval_for(self, call: ToolCall, spec: dict[str, Any]) -> tuple[Decision, bool, str] | None:
+        """None when no approval is needed; else (decision, automatic, reason)."""
+        if not spec.get("requires_approval"):
+            return None
+        mode = self.config.approval_mode
+        if mode == "allow":
+            return Decision.ALLOW_ONCE, True, ""
+        if mode == "deny":
+            return Decision.DENY, True, "tool calls that change files are denied by the approval mode (approval_mode=deny)."
+        if call.name in self.session_allowed:
+            return Decision.ALLOW_SESSION, True, ""
+        if self.approve is None:
+            return Decision.DENY, True, "nobody can approve this here (headless mode without --yes); tell the user what you wanted to do instead."
+        describe = spec.get("describe")
+        detail = describe(call.parameters) if callable(describe) else _describe_parameters(call.parameters)
+        request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)
+        decision = await self.approve(request)
+        if decision is Decision.ALLOW_SESSION:
+            self.session_allowed.add(call.name)
+        return decision, False, "the user denied this tool call."
+
+    def _answer(self, turn: _Turn, call: ToolCall, result: TaskResult) -> None:
+        self.add_message("tool", result.get("content", ""), tool_call_id=call.id, name=call.name, is_error=is_error(result))
+        if call in turn.unanswered:
+            turn.unanswered.remove(call)
+
+    def _close_interrupted(self, turn: _Turn) -> None:
+        """Keep what the interrupted turn produced and leave the history valid."""
+        partial = "".join(turn.partial)
+        if partial or not turn.unanswered:
+            self.add_message("assistant", partial, interrupted=True)
+        for call in list(turn.unanswered):
+            self._answer(turn, call, error_result(INTERRUPTED_RESULT, reason="interrupted"))
+        turn.finished = True
+        log.info("turn interrupted after %d chars and %d unanswered tool calls", len(partial), len(turn.unanswered))
+
+    def _fail(self, reason: str, message: str, relevant: list[str], **details: Any) -> ev.TurnFailed:
+        if self._turn is not None:
+            self._turn.finished = True
+        metadata = {
+            "reason": reason,
+            "subtask_id": self.active_subtask_id,
+            "relevant_files": relevant,
+            "resource_metrics": self.get_resource_metrics(),
+            **details,
+        }
+        log.warning("turn failed (%s): %s", reason, message)
+        return ev.TurnFailed(reason=reason, message=message, result={"status": TaskStatus.FAILED.value, "content": message, "metadata": metadata})
+
+    def _display_path(self, path: str) -> str:
+        try:
+            return str(__import__("pathlib").Path(path).relative_to(self.project_root))
+        except ValueError:
+            return path
+
+    # -- tools registered by the handler -----------------------------------------
+    async def _file_path_command(self, params: dict[str, Any]) -> TaskResult:
+        from core.tools.safe_exec import execute_command_safely, parse_file_paths_from_output
+
+        turn = self._turn
+
+        async def approve(request: ApprovalRequest) -> Decision:
+            if self.approve is None:
+                return Decision.DENY
+            decision = await self.approve(request)
+            if turn is not None:
+                turn.deferred.append(ev.ApprovalRecorded(call=request.tool_call, decision=decision))
+            return decision
+
+        result = await execute_command_safely(
+            params["command"],
+            project_root=self.project_root,
+            timeout=self.config.command_timeout,
+            secrets=self.config.secrets(),
+            approve=approve if self.approve is not None else None,
+            approval_mode=self.config.approval_mode,
+            session_allowed=self.session_allowed,
+        )
+        if result.status != "success":
+            detail = result.reason or result.stderr.strip() or f"exit status {result.returncode}"
+            return error_result(f"Command {result.status}: {detail}", command=params["command"], status=result.status)
+        paths = parse_file_paths_from_output(result.stdout, self.project_root)
+        listing = "\n".join(self._display_path(p) for p in paths) or "(no files found)"
+        note = "\n(output truncated)" if result.truncated else ""
+        return ok_result(f"{len(paths)} file(s):\n{listing}{note}", paths=paths, command=params["command"])
+
+    def registerDirectTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
+        """Register a tool taking ``query`` (required) and ``file_context`` (list of paths)."""
+        spec = {
+            "name": name,
+            "description": f"Run the {name} tool with a query and optional files.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "file_context": {"type": "array", "items": {"type": "string"}}},
+                "required": ["query"],
+            },
+        }
+
+        async def executor(params: dict[str, Any]) -> Any:
+            if "query" in params:
+                return await _maybe_await(func(params["query"], params.get("file_context") or []))
+            return await _maybe_await(func(params))
+
+        if not self.register_tool(spec, executor):
+            return False
+        self.direct_tools[name] = func
+        return True
+
+    def registerSubtaskTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
+        """Register a tool taking ``prompt`` and ``file_context``; CONTINUATION results run their subtask."""
+        spec = {
+            "name": name,
+            "description": f"Run the {name} subtask with a prompt and optional files.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"prompt": {"type": "string"}, "file_context": {"type": "array", "items": {"type": "string"}}},
+                "required": ["prompt"],
+            },
+        }
+
+        async def executor(params: dict[str, Any]) -> Any:
+            if "prompt" in params:
+                value = await _maybe_await(func(params["prompt"], params.get("file_context") or []))
+            else:
+                value = await _maybe_await(func(params))
+            if isinstance(value, dict) and value.get("status") == TaskStatus.CONTINUATION.value:
+                request = (value.get("notes") or {}).get("subtask_request")
+                runner = getattr(self.task_system, "execute_subtask", None)
+                if request is None or runner is None:
+                    return error_result(f"{name} asked for a subtask, but no subtask could be run.")
+                return await _maybe_await(runner(request))
+            return value
+
+        if not self.register_tool(spec, executor):
+            return False
+        self.subtask_tools[name] = func
+        return True
+
+    register_direct_tool = registerDirectTool
+    register_subtask_tool = registerSubtaskTool
+
+    def register_user_input_tool(self, ask: Callable[[str], Awaitable[str]]) -> bool:
+        """A tool (``askUser``) through which the model asks the user a question."""
+
+        async def executor(params: dict[str, Any]) -> TaskResult:
+            answer = await ask(params["question"])
+            return ok_result(answer)
+
+        spec = {
+            "name": "askUser",
+            "description": "Ask the user a question and get their answer.",
+            "input_schema": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]},
+        }
+        return self.register_tool(spec, executor)
+
+
+def split_mode(query: str) -> tuple[str, str]:
+    """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""
+    stripped = query.lstrip()
+    for mode in ("plan", "aider"):
+        prefix = f"/{mode}"
+        if stripped == prefix or stripped.startswith(prefix + " ") or stripped.startswith(prefix + "\n"):
+            return mode, stripped[len(prefix) :].strip()
+    return "chat", query
+
+
+def _retry_ourselves(exc: ProviderError, turn: _Turn) -> bool:
+    """An in-stream overload (after HTTP 200) before any text is safe to retry; the SDK retried the rest."""
+    return exc.retryable and exc.status is None and exc.kind in {"overloaded", "server"} and not turn.partial
+
+
+def _describe_parameters(params: dict[str, Any]) -> str:
+    lines = []
+    for key, value in params.items():
+        if isinstance(value, list):
+            value = ", ".join(map(str, value)) or "(none)"
+        lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value

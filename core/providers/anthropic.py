@@ -1,0 +1,230 @@
+"""Anthropic Messages API adapter (the only module that knows its wire format)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, AsyncIterator, Sequence
+
+from core.providers.base import (
+    ProviderError,
+    ResponseComplete,
+    StreamItem,
+    TextChunk,
+    ToolCallReady,
+    ToolSpec,
+    generic_extract,
+    neutral_tool_spec,
+    result_text,
+)
+from core.types import Message, TaskResult, ToolCall, is_error
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOKENS = 8192
+
+
+class ClaudeProvider:
+    """ProviderAdapter for Anthropic's Claude over ``anthropic.AsyncAnthropic``.
+
+    The SDK is imported on first use, so building the provider costs nothing at
+    start-up. ``base_url`` and ``api_key`` default to the SDK's own environment
+    handling (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``).
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str = "claude-sonnet-4-5",
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        idle_timeout: float = 90.0,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key or None
+        self._base_url = base_url or None
+        self.max_retries = max_retries
+        self.idle_timeout = idle_timeout
+        self.max_tokens = max_tokens
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        return f"ClaudeProvider(model={self.model!r}, base_url={self._base_url!r})"
+
+    @property
+    def client(self) -> Any:
+        """The SDK client, created (and the SDK imported) on first use."""
+        if self._client is None:
+            import anthropic
+
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self._api_key or _env_key(),
+                base_url=self._base_url,
+                max_retries=self.max_retries,
+                timeout=anthropic.Timeout(self.idle_timeout, connect=15.0),
+            )
+        return self._client
+
+    def get_provider_identifier(self) -> str:
+        return f"{self.name}:{self.model}"
+
+    # -- wire format -------------------------------------------------------
+    def convert_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        """Provider-neutral specs to Anthropic tool definitions."""
+        return [neutral_tool_spec(t) for t in tools]
+
+    def format_tool_result(self, tool_call: ToolCall | dict[str, Any], result: TaskResult) -> dict[str, Any]:
+        """A user message holding one ``tool_result`` block keyed by ``tool_use_id``."""
+        call_id = tool_call.id if isinstance(tool_call, ToolCall) else tool_call["id"]
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": result_text(result)}
+        if is_error(result):
+            block["is_error"] = True
+        return {"role": "user", "content": [block]}
+
+    def convert_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Neutral history to Anthropic messages: tool results grouped, same roles merged."""
+        out: list[dict[str, Any]] = []
+
+        def push(role: str, blocks: list[dict[str, Any]]) -> None:
+            if not blocks:
+                return
+            if out and out[-1]["role"] == role:
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": role, "content": blocks})
+
+        for message in messages:
+            role = message.get("role")
+            content = message.get("content") or ""
+            if role == "user":
+                push("user", [{"type": "text", "text": content or "(empty)"}])
+            elif role == "assistant":
+                blocks: list[dict[str, Any]] = []
+                text = content
+                if message.get("interrupted"):
+                    text = (text + "\n\n[interrupted by the user]").strip()
+                if text:
+                    blocks.append({"type": "text", "text": text})
+                for call in message.get("tool_calls") or []:
+                    blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call.get("parameters") or {}})
+                push("assistant", blocks)
+            elif role == "tool":
+                result: TaskResult = {"status": "error" if message.get("is_error") else "success", "content": content}
+                wire = self.format_tool_result({"id": message.get("tool_call_id", "")}, result)
+                # Tool results must lead the user message that answers a tool_use turn.
+                if out and out[-1]["role"] == "user":
+                    out[-1]["content"].extend(wire["content"])
+                else:
+                    push("user", wire["content"])
+        return out
+
+    def _request(self, messages: Sequence[Message], system_prompt: str, tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": self.convert_messages(messages),
+        }
+        if system_prompt:
+            request["system"] = system_prompt
+        if tools:
+            request["tools"] = self.convert_tools(tools)
+        return request
+
+    # -- calls -------------------------------------------------------------
+    async def send_message(self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()) -> Any:
+        """One non-streaming call; returns the SDK's ``Message``."""
+        try:
+            return await self.client.messages.create(**self._request(messages, system_prompt, tools))
+        except Exception as exc:  # noqa: BLE001 - classified below
+            raise classify_error(exc) from exc
+
+    async def stream_message(
+        self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()
+    ) -> AsyncIterator[StreamItem]:
+        """Stream one response: text deltas, each complete tool call, then ResponseComplete."""
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        try:
+            async with self.client.messages.stream(**self._request(messages, system_prompt, tools)) as stream:
+                async for event in stream:
+                    if event.type == "text":
+                        text.append(event.text)
+                        yield TextChunk(text=event.text)
+                    elif event.type == "content_block_stop" and event.content_block.type == "tool_use":
+                        block = event.content_block
+                        call = ToolCall(id=block.id, name=block.name, parameters=dict(block.input or {}))
+                        calls.append(call)
+                        yield ToolCallReady(call=call)
+                final = await stream.get_final_message()
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified below
+            error = classify_error(exc)
+            error.partial = "".join(text)
+            raise error from exc
+        usage = {"input_tokens": final.usage.input_tokens, "output_tokens": final.usage.output_tokens}
+        yield ResponseComplete(content="".join(text), tool_calls=tuple(calls), stop_reason=final.stop_reason or "", usage=usage)
+
+    def extract_tool_calls(self, response: Any) -> dict[str, Any]:
+        """SPEC shape from an Anthropic ``Message`` (object or dict), a string, or anything else."""
+        content = getattr(response, "content", None)
+        if content is None and isinstance(response, dict) and isinstance(response.get("content"), list):
+            content = response["content"]
+        if not isinstance(content, list):
+            return generic_extract(response)
+        texts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for block in content:
+            get = block.get if isinstance(block, dict) else lambda k, b=block: getattr(b, k, None)
+            if get("type") == "text":
+                texts.append(get("text") or "")
+            elif get("type") == "tool_use":
+                calls.append({"id": get("id"), "name": get("name"), "parameters": dict(get("input") or {})})
+        stop = getattr(response, "stop_reason", None) or (response.get("stop_reason") if isinstance(response, dict) else None)
+        return {"content": "".join(texts), "tool_calls": calls, "awaiting_tool_response": stop == "tool_use"}
+
+
+def _env_key() -> str | None:
+    import os
+
+    # The SDK insists on a key; local Anthropic-compatible gateways may not need one.
+    return os.environ.get("ANTHROPIC_API_KEY") or ("not-needed" if os.environ.get("ANTHROPIC_BASE_URL") else None)
+
+
+def classify_error(exc: BaseException) -> ProviderError:
+    """Map an SDK exception to a ProviderError with a human message (never the key)."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ProviderError("timeout", "The request to Anthropic timed out", retryable=True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ProviderError("network", "Could not connect to the Anthropic API", retryable=True)
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        etype = (error or {}).get("type", "")
+        message = (error or {}).get("message") or str(exc)
+        if etype == "overloaded_error" or status == 529:
+            return ProviderError("overloaded", f"Anthropic is overloaded: {message}", status=status if status != 200 else None, retryable=True)
+        if etype == "rate_limit_error" or status == 429:
+            return ProviderError("rate_limit", f"Rate limited by Anthropic: {message}", status=status, retryable=True)
+        if status in (401, 403) or etype in {"authentication_error", "permission_error"}:
+            return ProviderError("auth", "Anthropic rejected the API key", status=status)
+        if status == 413 or etype == "request_too_large":
+            return ProviderError("too_large", "The request is too large for Anthropic", status=status)
+        if status == 404:
+            return ProviderError("not_found", f"Anthropic: {message}", status=status)
+        if status == 400:
+            return ProviderError("bad_request", f"Anthropic rejected the request: {message}", status=status)
+        if status and status >= 500 or etype == "api_error":
+            return ProviderError("server", f"Anthropic server error: {message}", status=status if status != 200 else None, retryable=True)
+        return ProviderError("server", f"Anthropic error: {message}", status=status)
+    if isinstance(exc, json.JSONDecodeError | ValueError):
+        return ProviderError("server", f"Malformed response from the provider: {exc}")
+    log.exception("unexpected provider failure")
+    return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
