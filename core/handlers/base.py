@@ -134,15 +134,14 @@ class BaseHandler:
         executor = self.tool_executors.get(name)
         if executor is None:
             raise ToolNotFound(name)
+        timeout = self.registered_tools.get(name, {}).get("timeout") or self.config.tool_timeout
         try:
-            if inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(getattr(executor, "__call__", None)):
-                value = await executor(params)
-            else:
-                value = await asyncio.to_thread(executor, params)
-                if inspect.isawaitable(value):
-                    value = await value
+            value = await asyncio.wait_for(_call_executor(executor, params), timeout)
         except asyncio.CancelledError:
             raise
+        except TimeoutError:
+            log.warning("tool %s timed out after %ss", name, timeout)
+            return error_result(f"Error executing tool {name}: timed out after {timeout:g} seconds", error="timeout")
         except Exception as exc:  # noqa: BLE001 - reported to the model, never raised
             log.exception("tool %s failed", name)
             return error_result(f"Error executing tool {name}: {exc}", error=str(exc), error_type=type(exc).__name__)
@@ -259,6 +258,14 @@ class BaseHandler:
             "elapsed": round(elapsed, 3),
             "provider": self.get_provider_identifier(),
         }
+
+
+async def _call_executor(executor: ToolExecutor, params: dict[str, Any]) -> Any:
+    """Await async executors; run sync ones in a thread so the event loop never blocks."""
+    if inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(getattr(executor, "__call__", None)):
+        return await executor(params)
+    value = await asyncio.to_thread(executor, params)
+    return await value if inspect.isawaitable(value) else value
 
 
 def _as_task_result(value: Any) -> TaskResult:

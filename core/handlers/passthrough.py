@@ -168,7 +168,8 @@ class PassthroughHandler(BaseHandler):
             while complete is None:
                 turn.partial = []
                 try:
-                    async for item in self.model_provider.stream_message(self.conversation_history, system_prompt, tools):
+                    stream = self.model_provider.stream_message(self.conversation_history, system_prompt, tools)
+                    async for item in idle_guard(stream, self.config.idle_timeout):
                         if isinstance(item, TextChunk):
                             turn.partial.append(item.text)
                             yield ev.TextDelta(text=item.text)
@@ -442,6 +443,26 @@ def split_mode(query: str) -> tuple[str, str]:
         if stripped == prefix or stripped.startswith(prefix + " ") or stripped.startswith(prefix + "\n"):
             return mode, stripped[len(prefix) :].strip()
     return "chat", query
+
+
+async def idle_guard(stream: AsyncIterator[Any], idle_timeout: float) -> AsyncIterator[Any]:
+    """Re-yield ``stream``, abandoning it when no item arrives for ``idle_timeout`` seconds."""
+    iterator = stream.__aiter__()
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(iterator.__anext__(), idle_timeout)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise ProviderError(
+                    "timeout", f"The provider sent nothing for {idle_timeout:g} seconds, so the response was abandoned"
+                ) from None
+            yield item
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _retry_ourselves(exc: ProviderError, turn: _Turn) -> bool:

@@ -226,5 +226,7 @@ def classify_error(exc: BaseException) -> ProviderError:
         return ProviderError("server", f"Anthropic error: {message}", status=status)
     if isinstance(exc, json.JSONDecodeError | ValueError):
         return ProviderError("server", f"Malformed response from the provider: {exc}")
+    if any(cls.__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "httpcore2"} for cls in type(exc).__mro__):
+        return ProviderError("network", f"The connection to the Anthropic API broke: {type(exc).__name__}", retryable=True)
     log.exception("unexpected provider failure")
     return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")

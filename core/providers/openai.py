@@ -235,5 +235,7 @@ def classify_error(exc: BaseException) -> ProviderError:
         return ProviderError("server", f"Endpoint error: {message}", status=status, retryable=status >= 500)
     if isinstance(exc, openai.APIError):
         return ProviderError("server", f"Endpoint error: {exc.message}", retryable=True)
+    if any(cls.__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "httpcore2"} for cls in type(exc).__mro__):
+        return ProviderError("network", f"The connection to the OpenAI-compatible endpoint broke: {type(exc).__name__}", retryable=True)
     log.exception("unexpected provider failure")
     return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")

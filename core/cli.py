@@ -1,0 +1,172 @@
+"""The ``assistant-tui`` command: the TUI by default, one headless turn with ``-p``.
+
+Headless mode prints the final answer (or one JSON event per line with
+``--output-format jsonl``). Nobody can answer approval prompts there, so tool calls
+that need approval are denied (and the model told why) unless ``--yes`` is given.
+Failures print one human line on stderr and exit non-zero; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from typing import Any, Sequence
+
+from core import events as ev
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="assistant-tui",
+        description="A terminal coding assistant. Without -p it opens the full-screen app.",
+    )
+    parser.add_argument("-p", "--print", dest="query", metavar="QUERY", help="run one turn headless and print the answer ('-' reads stdin)")
+    parser.add_argument("--output-format", choices=("text", "jsonl"), default="text", help="headless output: the final answer, or one JSON event per line")
+    parser.add_argument("--provider", choices=("anthropic", "openai"), help="model provider")
+    parser.add_argument("--model", help="chat model name")
+    parser.add_argument("--max-tool-calls", type=int, metavar="N", help="most tool calls per user turn")
+    parser.add_argument("--context-window", type=int, metavar="TOKENS", help="context window in tokens")
+    parser.add_argument("--approval-mode", choices=("ask", "allow", "deny"), help="what to do with tool calls that change things")
+    parser.add_argument("--aider-model", help="model aider uses, in aider's naming")
+    parser.add_argument("-y", "--yes", action="store_true", help="approve every tool call (headless)")
+    parser.add_argument("-C", "--project", metavar="DIR", help="project directory (default: the current directory)")
+    parser.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="continue the most recent session of this project")
+    parser.add_argument("--resume", metavar="ID", help="resume the session with this id")
+    parser.add_argument("--trust", action="store_true", help="trust this project's own .env (it may then set API endpoints)")
+    parser.add_argument("--debug", action="store_true", help="log debug details to the log file")
+    parser.add_argument("--version", action="version", version="assistant-tui 0.1.0")
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {
+        "provider": args.provider,
+        "model": args.model,
+        "max_tool_calls": args.max_tool_calls,
+        "context_window": args.context_window,
+        "approval_mode": "allow" if args.yes else args.approval_mode,
+        "aider_model": args.aider_model,
+    }
+    if args.project:
+        overrides["project_root"] = args.project
+    return overrides
+
+
+def _error(message: str) -> None:
+    print(f"assistant-tui: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the user never sees a traceback
+        log.exception("fatal error")
+        _error(f"{exc.__class__.__name__}: {exc}. Details are in the log file.")
+        return EXIT_FAILED
+
+
+def _main(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from core.config import ConfigError, load_settings, trust_project
+    from core.logging_setup import setup_logging
+
+    if args.project and not Path(args.project).is_dir():
+        _error(f"project directory {args.project!r} does not exist")
+        return EXIT_USAGE
+    if args.max_tool_calls is not None and args.max_tool_calls < 0:
+        _error("--max-tool-calls must be 0 or more")
+        return EXIT_USAGE
+    if args.trust:
+        trust_project(Path(args.project or ".").resolve())
+    try:
+        settings = load_settings(_overrides(args))
+    except ConfigError as exc:
+        _error(f"configuration error: {exc}")
+        return EXIT_USAGE
+    setup_logging(settings.secrets(), level=logging.DEBUG if args.debug else logging.INFO)
+    log.info("starting (provider %s, project %s)", settings.provider, settings.project_root)
+
+    if args.query is None:
+        from tui.app import run_app
+
+        run_app(settings, continue_session=args.continue_session, resume=args.resume)
+        return EXIT_OK
+
+    query = sys.stdin.read() if args.query == "-" else args.query
+    if not query.strip():
+        _error("the query is empty")
+        return EXIT_USAGE
+    return asyncio.run(run_headless(settings, query, args.output_format))
+
+
+async def run_headless(settings: Any, query: str, output_format: str = "text") -> int:
+    """One turn without the TUI; returns the exit status."""
+    from core.app import Application
+
+    application = Application(settings)
+    if query.lstrip().startswith("/task"):
+        from core.tasks import TaskCommandError
+
+        try:
+            result = await application.run_task_command(query.strip())
+        except TaskCommandError as exc:
+            _error(str(exc))
+            return EXIT_USAGE
+        return _emit_task_result(result, output_format)
+
+    if not settings.provider_configured:
+        _error(
+            f"no {settings.provider} provider is configured: set "
+            + ("ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)" if settings.provider == "anthropic" else "OPENAI_API_KEY or OPENAI_BASE_URL")
+            + " in the environment or .env, or choose another with --provider"
+        )
+        return EXIT_USAGE
+
+    final: ev.TurnCompleted | ev.TurnFailed | None = None
+    async for event in application.handler.stream_query(query):
+        if output_format == "jsonl":
+            sys.stdout.write(json.dumps(ev.event_to_dict(event), default=str) + "\n")
+            sys.stdout.flush()
+        if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+            final = event
+    if isinstance(final, ev.TurnCompleted):
+        if output_format == "text":
+            sys.stdout.write(final.result.get("content", "").rstrip("\n") + "\n")
+            sys.stdout.flush()
+        return EXIT_OK
+    _error(final.message if final else "the turn ended without a result")
+    return EXIT_FAILED
+
+
+def _emit_task_result(result: dict[str, Any], output_format: str) -> int:
+    from core.types import is_error
+
+    if output_format == "jsonl":
+        sys.stdout.write(json.dumps({"kind": "task_result", "result": result}, default=str) + "\n")
+    elif not is_error(result):
+        sys.stdout.write(str(result.get("content", "")).rstrip("\n") + "\n")
+    sys.stdout.flush()
+    if is_error(result):
+        _error(str(result.get("content", "the task failed")))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
