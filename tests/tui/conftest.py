@@ -1,0 +1,134 @@
+"""Fixtures for the TUI tests: settings in a tmp project, a fixed clock, a scripted handler.
+
+The scripted handler is a deterministic stand-in for ``PassthroughHandler`` that
+yields real ``core.events`` in a scripted order; snapshot tests use it so streaming
+timing cannot make the SVGs flaky. Flow tests also run the real engine against
+the loopback fake LLM server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Iterable
+
+import pytest
+
+from core import events as ev
+from core.config import Settings
+from core.types import ApprovalRequest, Decision, ToolCall
+
+
+class FixedClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class Gate:
+    """The script stops here until the test opens the gate (or forever, for a mid-stream snapshot)."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def open(self) -> None:
+        self.event.set()
+
+
+@dataclass
+class AskApproval:
+    """The script asks the app's approver about ``call`` and yields the recorded decision."""
+
+    call: ToolCall
+    title: str = ""
+    detail: str = ""
+    reason: str = ""
+    session_key: str = ""
+
+
+Step = Any
+Script = Callable[[str], Iterable[Step]]
+
+
+class ScriptedHandler:
+    """Yields scripted events for each query, like ``PassthroughHandler.stream_query``."""
+
+    def __init__(self, script: Script | list[Step] | None = None, *, project_root: Path, settings: Settings | None = None) -> None:
+        self.script = script if callable(script) else (lambda query, steps=list(script or []): steps)
+        self.project_root = project_root
+        self.config = settings or Settings(project_root=project_root, anthropic_api_key="test")
+        self.approve: Any = None
+        self.pinned_files: list[str] = []
+        self.conversation_history: list[dict[str, Any]] = []
+        self.queries: list[str] = []
+        self.decisions: list[Decision] = []
+        self.cancelled = 0
+        self.resets = 0
+        self.metrics: dict[str, Any] = {"turns": 0, "tool_calls_this_turn": 0, "max_tool_calls": 10, "total_tool_calls": 0, "estimated_tokens": 0, "context_window": self.config.context_window}
+
+    def get_provider_identifier(self) -> str:
+        return "anthropic:claude-sonnet-4-5"
+
+    def get_resource_metrics(self) -> dict[str, Any]:
+        return dict(self.metrics)
+
+    def reset_conversation(self) -> None:
+        self.resets += 1
+        self.conversation_history.clear()
+
+    async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
+        self.queries.append(query)
+        self.conversation_history.append({"role": "user", "content": query})
+        try:
+            for step in self.script(query):
+                if isinstance(step, Gate):
+                    await step.event.wait()
+                elif isinstance(step, AskApproval):
+                    request = ApprovalRequest(tool_call=step.call, title=step.title, detail=step.detail, reason=step.reason, session_key=step.session_key)
+                    decision = await self.approve(request)
+                    self.decisions.append(decision)
+                    yield ev.ApprovalRecorded(call=step.call, decision=decision)
+                elif isinstance(step, ev.MetricsUpdated):
+                    self.metrics.update(step.metrics)
+                    yield step
+                else:
+                    yield step
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+
+
+def text_reply(text: str, chunk: int = 7) -> list[Step]:
+    """Events of a plain streamed answer."""
+    deltas = [ev.TextDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)]
+    return [ev.TurnStarted(query="", subtask_id="s1"), *deltas, ev.AssistantMessage(content=text, final=True), ev.TurnCompleted(result={"status": "COMPLETE", "content": text, "metadata": {}})]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A small project directory."""
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main():\n    return 42\n" * 20)
+    (root / "src" / "auth.py").write_text('"""Auth."""\n\ndef login(user):\n    return user\n' * 10)
+    (root / "README.md").write_text("# Demo\n\nA demo project.\n")
+    return root
+
+
+@pytest.fixture
+def settings(project: Path) -> Settings:
+    """Settings with a (fake) provider configured, in the tmp project."""
+    return Settings(project_root=project, anthropic_api_key="test-key")
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()

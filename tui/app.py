@@ -1,0 +1,404 @@
+"""The Textual app: chat, file context and tool trace, driven live by the handler's event stream."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TypeVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer
+from textual.worker import Worker, WorkerState
+
+from core.config import Settings
+from core.types import ApprovalRequest, Decision
+from tui import context_ops
+from tui.commands import complete_command, find_command, parse_command
+from tui.help import help_markdown, onboarding_markdown
+from tui.palette import AssistantCommands
+from tui.screens.approval import ApprovalScreen
+from tui.screens.text_view import TextViewScreen
+from tui.turn import TurnRenderer
+from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, UserMessage
+from tui.widgets.context import ContextEntry, ContextPane
+from tui.widgets.prompt import Completion, CompletionMenu, PromptInput
+from tui.widgets.status import StatusLine
+from tui.widgets.trace import ToolCallView, ToolTrace
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Clock = Callable[[], float]
+
+
+class AssistantApp(App[None]):
+    """assistant-tui's full-screen app. Build it with :func:`make_app`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "assistant-tui"
+    COMMANDS = App.COMMANDS | {AssistantCommands}
+
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),
+        Binding("ctrl+o", "pick_files", "Files", id="app.pick_files"),
+        Binding("ctrl+g", "focus_context", "Context", id="app.focus_context"),
+        Binding("ctrl+t", "focus_trace", "Trace", id="app.focus_trace"),
+        Binding("ctrl+l", "focus_prompt", "Prompt", id="app.focus_prompt"),
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    ]
+
+    def __init__(self, settings: Settings, *, application: Any = None, handler: Any = None, clock: Clock | None = None, engine_error: str = "") -> None:
+        super().__init__()
+        self.settings = settings
+        self.application = application
+        self.handler = handler if handler is not None else getattr(application, "handler", None)
+        self.clock: Clock = clock or time.monotonic
+        self.engine_error = engine_error
+        self.transcript: list[dict[str, Any]] = []
+        """Everything shown in the chat, in order (the live widget tree is pruned; this is not)."""
+        self.read_only: set[str] = set()
+        self.suggested: list[str] = []
+        self._local_pinned: list[str] = []
+        self.project_files: list[str] = []
+        """The project's files (relative paths) for ``@`` completion and the picker; loaded in a thread."""
+        self._turn: Worker[None] | None = None
+        self._renderer: TurnRenderer | None = None
+        if self.handler is not None:
+            self.handler.approve = self.approve
+
+    # -- layout ------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        self.chat = ChatView(id="chat")
+        self.context_pane = ContextPane(budget=self.settings.context_window, id="context")
+        self.trace = ToolTrace(clock=self.clock, id="trace")
+        self.status = StatusLine(provider=self.provider_label, context_window=self.settings.context_window, max_tool_calls=self.settings.max_tool_calls, id="status")
+        menu = CompletionMenu(id="completion")
+        self.prompt = PromptInput(menu=menu, completer=self.complete, id="prompt")
+        with Horizontal(id="main"):
+            with Vertical(id="chat-column"):
+                yield self.chat
+                yield menu
+                yield self.prompt
+            with Vertical(id="side"):
+                yield self.context_pane
+                yield self.trace
+        yield self.status
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.prompt.focus()
+        self.prompt.cursor_blink = False if self.is_headless else self.prompt.cursor_blink
+        if self.engine_error:
+            await self.chat.add(NoteMessage(self.engine_error, kind="error", title="The engine could not start"))
+        if not self.settings.provider_configured:
+            await self.chat.add(MarkdownNote(onboarding_markdown(self.settings), title="Set up a model provider", classes="onboarding"))
+        self.refresh_context()
+        self.load_project_files()
+
+    @work(thread=True, group="files", exit_on_error=False)
+    def load_project_files(self) -> None:
+        """Read the project's file list off the event loop."""
+        from tui.file_source import list_project_files
+
+        files = list_project_files(self.project_root, getattr(self.application, "memory_system", None))
+        self.call_from_thread(self._files_loaded, files)
+
+    def _files_loaded(self, files: list[str]) -> None:
+        self.project_files = files
+        if self.prompt.menu.display:
+            self.prompt.refresh_completion()
+
+    @property
+    def provider_label(self) -> str:
+        if not self.settings.provider_configured:
+            return "no provider"
+        getter = getattr(self.handler, "get_provider_identifier", None)
+        return getter() if getter else f"{self.settings.provider}:{self.settings.model_name}"
+
+    @property
+    def turn_running(self) -> bool:
+        return self._turn is not None and self._turn.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    def record(self, role: str, content: str, **extra: Any) -> None:
+        """Append to the in-memory transcript."""
+        self.transcript.append({"role": role, "content": content, **extra})
+
+    # -- prompt ------------------------------------------------------------
+    def complete(self, line: str) -> tuple[int, list[Completion]] | None:
+        """Completion candidates for the line up to the cursor: slash commands at the start, ``@`` files anywhere."""
+        if line.startswith("/") and " " not in line:
+            return 0, [Completion(c.name, c.usage, c.help) for c in complete_command(line)]
+        at = line.rfind("@")
+        if at != -1 and (at == 0 or line[at - 1].isspace()) and " " not in line[at:]:
+            return at, self.complete_files(line[at + 1 :])
+        return None
+
+    def complete_files(self, query: str, limit: int = 8) -> list[Completion]:
+        """``@`` completion over the project's files (simple subsequence match until the fuzzy matcher lands)."""
+        from tui.file_source import match_files
+
+        return [Completion("@" + path, path, "", kind="file", highlight=tuple(hl)) for path, hl in match_files(self, query, limit)]
+
+    @on(PromptInput.CompletionAccepted)
+    async def _completion_accepted(self, event: PromptInput.CompletionAccepted) -> None:
+        if event.completion.kind == "file":
+            await self.add_files(event.completion.label)
+
+    @on(PromptInput.Submitted)
+    async def _submitted(self, event: PromptInput.Submitted) -> None:
+        await self.submit(event.text)
+
+    async def submit(self, text: str) -> None:
+        """Handle what the user sent: a slash command, or a query for the model."""
+        parsed = parse_command(text)
+        command = find_command(parsed[0]) if parsed else None
+        if parsed and command is None:
+            await self.chat.add(NoteMessage(f"Unknown command {parsed[0]}. Type /help for the list (start with // to send a message beginning with /).", kind="warning"))
+            self.prompt.restore(text)
+            return
+        if command is not None and not command.to_model:
+            await self.run_command(command.name, parsed[1] if parsed else "")
+            return
+        query = text[1:] if text.lstrip().startswith("//") else text
+        await self.start_turn(query)
+
+    async def start_turn(self, query: str) -> None:
+        """Show the query and run the turn in the exclusive turn worker."""
+        if self.turn_running:
+            self.notify("A reply is still running: Esc cancels it.", severity="warning")
+            self.prompt.restore(query)
+            return
+        await self.chat.add(UserMessage(query))
+        self.record("user", query)
+        if self.handler is None or not self.settings.provider_configured:
+            await self.chat.add(NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider"))
+            self.prompt.restore(query)
+            return
+        self._sync_pinned()
+        self._renderer = TurnRenderer(self, query)
+        self._turn = self.run_turn(self._renderer)
+        self.refresh_bindings()
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_turn(self, renderer: TurnRenderer) -> None:
+        """Consume the handler's event stream for one turn (cancelled by Esc)."""
+        try:
+            async for event in self.handler.stream_query(renderer.query):
+                await renderer.handle(event)
+        except asyncio.CancelledError:
+            await renderer.interrupted()
+            await self.chat.add(NoteMessage("Interrupted. The partial answer is kept; send your next message.", kind="info"))
+            raise
+        except Exception as exc:  # never a traceback on screen: a clear note, and the prompt back
+            log.exception("turn failed")
+            await renderer.show_error("internal", f"Something went wrong while running the turn: {exc}")
+        finally:
+            self.status.set_state("ready")
+            self._refresh_metrics()
+            self.refresh_context()
+            self.call_later(self.refresh_bindings)
+
+    def _refresh_metrics(self) -> None:
+        getter = getattr(self.handler, "get_resource_metrics", None)
+        if getter is not None:
+            try:
+                self.status.update_metrics(getter())
+            except Exception:  # metrics are informative only
+                log.exception("could not read metrics")
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        """The handler's approver: a modal with exactly what will run (called inside the turn worker)."""
+        await self.trace.pending(request.tool_call)
+        try:
+            decision = await self.push_screen_wait(ApprovalScreen(request))
+        except asyncio.CancelledError:
+            if isinstance(self.screen, ApprovalScreen):
+                self.screen.dismiss(Decision.DENY)
+            raise
+        return decision if isinstance(decision, Decision) else Decision.DENY
+
+    async def run_interactive(self, fn: Callable[[], T]) -> T:
+        """Give the terminal to an interactive program (aider) and take it back afterwards."""
+        with self.suspend():
+            result = fn()
+        self.refresh()
+        return result
+
+    # -- actions -----------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_turn":
+            return True if self.turn_running else None
+        return True
+
+    def action_cancel_turn(self) -> None:
+        """Cancel the running turn at once."""
+        if self.turn_running and self._turn is not None:
+            self._turn.cancel()
+
+    def action_focus_prompt(self) -> None:
+        self.prompt.focus()
+
+    def action_focus_trace(self) -> None:
+        if not self.trace.focus_last():
+            self.notify("No tool calls yet.")
+
+    def action_focus_context(self) -> None:
+        self.context_pane.query_one("#context-files").focus()
+
+    async def action_help(self) -> None:
+        await self.run_command("/help", "")
+
+    async def action_pick_files(self) -> None:
+        from tui.screens.picker import FilePickerScreen
+
+        self.push_screen(FilePickerScreen(self), self._picked)
+
+    async def _picked(self, paths: list[str] | None) -> None:
+        for path in paths or []:
+            await self.add_files(path)
+
+    async def action_reset(self) -> None:
+        await self.run_command("/reset", "")
+
+    @on(ToolCallView.ViewRequested)
+    def _view_call(self, event: ToolCallView.ViewRequested) -> None:
+        record = event.record
+        from tui.format import pretty_args
+
+        text = f"# arguments\n{pretty_args(record.call.parameters)}\n\n# result ({record.status})\n{record.result}"
+        self.push_screen(TextViewScreen(f"{record.call.name} · {record.call.id}", text))
+
+    # -- slash commands ----------------------------------------------------
+    async def run_command(self, name: str, args: str) -> None:
+        """Run a command that needs no model."""
+        from tui import slash
+
+        await slash.run(self, name, args)
+
+    # -- file context ------------------------------------------------------
+    @property
+    def project_root(self) -> Path:
+        return Path(getattr(self.handler, "project_root", None) or self.settings.project_root).resolve()
+
+    @property
+    def pinned(self) -> list[str]:
+        """Absolute paths the user picked into the context (the handler's list when there is one)."""
+        if self.handler is not None and isinstance(getattr(self.handler, "pinned_files", None), list):
+            return self.handler.pinned_files
+        return self._local_pinned
+
+    def _sync_pinned(self) -> None:
+        """Tell the handler which picked files are read-only (aider receives them as such)."""
+        if self.handler is not None and hasattr(self.handler, "read_only_files"):
+            self.handler.read_only_files = sorted(self.read_only)
+
+    async def add_files(self, pattern: str) -> context_ops.AddOutcome:
+        """Add files matching a path or glob; refused ones are reported with their reason."""
+        outcome = await asyncio.to_thread(context_ops.plan_add, pattern, self.project_root, list(self.pinned))
+        self.pinned.extend(str(path) for path in outcome.added)
+        self.suggested = [path for path in self.suggested if path not in self.pinned]
+        for path, reason in outcome.refused:
+            await self.chat.add(NoteMessage(f"{context_ops.display_path(str(path), self.project_root)} was not added: it {reason}.", kind="warning", title="Not added"))
+        if not (outcome.added or outcome.refused or outcome.already):
+            await self.chat.add(NoteMessage(f"No file matches {pattern!r} in {self.project_root}.", kind="warning"))
+        self.refresh_context()
+        return outcome
+
+    def drop_files(self, pattern: str) -> list[str]:
+        """Drop context entries matching a path or glob; returns what was dropped."""
+        dropped = context_ops.match_current(pattern, self.project_root, list(self.pinned))
+        for path in dropped:
+            self.pinned.remove(path)
+            self.read_only.discard(path)
+        self.refresh_context()
+        return dropped
+
+    def show_suggestions(self, paths: list[str]) -> None:
+        """Files the memory system suggests for the current query (not yet picked)."""
+        root = self.project_root
+        resolved = [str((root / path).resolve()) if not Path(path).is_absolute() else path for path in paths]
+        self.suggested = [path for path in resolved if path not in self.pinned]
+        self.refresh_context()
+
+    def refresh_context(self) -> None:
+        """Redraw the context pane from the picked and suggested files."""
+        root = self.project_root
+        entries = [ContextEntry(path, context_ops.display_path(path, root), context_ops.file_tokens(Path(path)), "picked", path in self.read_only) for path in self.pinned]
+        entries += [ContextEntry(path, context_ops.display_path(path, root), context_ops.file_tokens(Path(path)), "suggested") for path in self.suggested]
+        self.context_pane.set_entries(entries)
+
+    @on(ContextPane.Dropped)
+    def _dropped(self, event: ContextPane.Dropped) -> None:
+        if event.entry.source == "suggested":
+            self.suggested.remove(event.entry.path)
+            self.refresh_context()
+        else:
+            self.drop_files(event.entry.path)
+
+    @on(ContextPane.Accepted)
+    async def _accepted(self, event: ContextPane.Accepted) -> None:
+        await self.add_files(event.entry.path)
+
+    @on(ContextPane.ReadOnlyToggled)
+    def _read_only(self, event: ContextPane.ReadOnlyToggled) -> None:
+        self.read_only ^= {event.entry.path}
+        self.refresh_context()
+
+    @on(ContextPane.PreviewRequested)
+    def _preview(self, event: ContextPane.PreviewRequested) -> None:
+        try:
+            text = Path(event.entry.path).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            self.notify(f"Cannot read {event.entry.display}: {exc.strerror}", severity="error")
+            return
+        self.push_screen(TextViewScreen(event.entry.display, text))
+
+    def help_sections(self) -> list[tuple[str, list[Binding]]]:
+        """The real bindings, grouped by where they work (for /help)."""
+        from tui.screens.approval import ApprovalScreen as _Approval
+
+        def bindings(cls: type) -> list[Binding]:
+            return [b for b in cls.BINDINGS if isinstance(b, Binding)]
+
+        return [
+            ("anywhere", bindings(AssistantApp)),
+            ("prompt", bindings(PromptInput)),
+            ("trace", bindings(ToolCallView)),
+            ("context", bindings(ContextPane)),
+            ("approval", bindings(_Approval)),
+        ]
+
+    def help_text(self) -> str:
+        return help_markdown(self.help_sections())
+
+
+def make_app(settings: Settings, *, application: Any = None, handler: Any = None, clock: Clock | None = None) -> AssistantApp:
+    """Build the app for the CLI and for tests.
+
+    Args:
+        settings: the loaded settings.
+        application: a ``core.app.Application``; built from ``settings`` when neither it nor ``handler`` is given.
+        handler: a handler to drive directly (tests inject scripted or fake-server-backed ones).
+        clock: monotonic clock for elapsed times (tests pass a fixed one).
+    """
+    engine_error = ""
+    if application is None and handler is None:
+        try:
+            from core.app import Application
+
+            application = Application(settings)
+        except Exception as exc:  # the app still starts: panes and /help work, the error is shown
+            log.exception("could not build the application")
+            engine_error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
+    return AssistantApp(settings, application=application, handler=handler, clock=clock, engine_error=engine_error)
+
+
+def run_app(settings: Settings) -> None:
+    """Run the full-screen app until the user quits."""
+    make_app(settings).run()

@@ -1,0 +1,65 @@
+"""Small text formatters shared by the panes (durations, token counts, tool arguments)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# Tool call status -> (icon, style class suffix).
+STATUS_ICONS: dict[str, str] = {
+    "pending": "○",
+    "running": "◐",
+    "success": "✓",
+    "error": "✗",
+    "denied": "⊘",
+    "interrupted": "■",
+}
+
+
+def format_duration(seconds: float) -> str:
+    """``0.4s``, ``12s``, ``2m05s``."""
+    seconds = max(0.0, seconds)
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def format_tokens(count: int) -> str:
+    """``850``, ``12.3k``, ``200k``, ``1.2M``."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        value = count / 1000
+        return f"{value:.1f}k".replace(".0k", "k") if value < 100 else f"{value:.0f}k"
+    return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+def summarize_args(parameters: dict[str, Any], width: int = 60) -> str:
+    """A one-line summary of tool arguments: the main value if there is one, else compact JSON."""
+    if not parameters:
+        return ""
+    for key in ("command", "prompt", "query", "path", "instruction"):
+        value = parameters.get(key)
+        if isinstance(value, str) and value:
+            text = value
+            break
+    else:
+        text = json.dumps(parameters, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def pretty_args(parameters: dict[str, Any]) -> str:
+    """Tool arguments as indented JSON."""
+    return json.dumps(parameters, indent=2, ensure_ascii=False, default=str)
+
+
+def truncate_lines(text: str, max_lines: int) -> tuple[str, int]:
+    """The first ``max_lines`` lines of ``text`` and how many lines were cut."""
+    lines = text.splitlines()
+    if len(lines) <= max_lines:
+        return text, 0
+    return "\n".join(lines[:max_lines]), len(lines) - max_lines

@@ -1,0 +1,1 @@
+"""Screens of the app (modals and full-screen views)."""

@@ -1,0 +1,80 @@
+"""The approval modal: exactly what will run, and the user's decision."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from core.types import ApprovalRequest, Decision
+
+
+def describe_request(request: ApprovalRequest) -> str:
+    """What will run, in plain text: the request's detail, else the tool's arguments."""
+    if request.detail.strip():
+        return request.detail
+    params: dict[str, Any] = request.tool_call.parameters
+    lines: list[str] = []
+    command = params.get("command") or params.get("argv")
+    if isinstance(command, list):
+        lines.append("$ " + shlex.join(str(part) for part in command))
+    elif isinstance(command, str):
+        lines.append(f"$ {command}")
+    files = params.get("file_context") or params.get("files")
+    if files:
+        lines.append("files:")
+        lines.extend(f"  {path}" for path in files)
+    instruction = params.get("prompt") or params.get("query") or params.get("instruction")
+    if instruction:
+        lines.append("instruction:")
+        lines.extend(f"  {line}" for line in str(instruction).splitlines())
+    if not lines:
+        lines.extend(f"{key}: {value}" for key, value in params.items())
+    return "\n".join(lines)
+
+
+class ApprovalScreen(ModalScreen[Decision]):
+    """Ask whether a tool call may run: allow once (y), always this session (a), deny (n/Esc)."""
+
+    BINDINGS = [
+        Binding("y", "decide('allow_once')", "Allow once", id="approval.once"),
+        Binding("a", "decide('allow_session')", "Always this session", id="approval.session"),
+        Binding("n,escape", "decide('deny')", "Deny", id="approval.deny"),
+        Binding("left", "app.focus_previous", show=False),
+        Binding("right", "app.focus_next", show=False),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__(classes="approval-screen")
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="approval-dialog") as dialog:
+            dialog.border_title = request.title or f"Run {request.tool_call.name}?"
+            yield Static(Text(f"The model wants to run {request.tool_call.name}. This is exactly what will run:"), id="approval-lead")
+            with VerticalScroll(id="approval-detail-scroll"):
+                yield Static(Text(describe_request(request)), id="approval-detail", markup=False)
+            if request.reason:
+                yield Static(Text(f"Why you are asked: {request.reason}", style="italic"), id="approval-reason")
+            with Horizontal(id="approval-buttons"):
+                yield Button("Allow once [y]", id="allow_once", variant="success")
+                label = f"Always {request.session_key} this session [a]" if request.session_key else "Always this session [a]"
+                yield Button(label, id="allow_session", variant="primary")
+                yield Button("Deny [n]", id="deny", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#deny", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_decide(str(event.button.id))
+
+    def action_decide(self, decision: str) -> None:
+        self.dismiss(Decision(decision))

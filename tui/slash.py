@@ -1,0 +1,130 @@
+"""Slash commands that run in the app without the model: /help, /reset, /add, /drop, /files, /task …"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from core.types import is_error
+from tui import context_ops
+from tui.format import format_tokens
+from tui.widgets.chat import MarkdownNote, NoteMessage, UserMessage
+
+if TYPE_CHECKING:
+    from tui.app import AssistantApp
+
+log = logging.getLogger(__name__)
+
+
+async def run(app: "AssistantApp", name: str, args: str) -> None:
+    """Dispatch one command (its name includes the slash)."""
+    handler = _COMMANDS.get(name)
+    if handler is None:
+        await app.chat.add(NoteMessage(f"{name} is not available in this version yet.", kind="warning"))
+        return
+    await handler(app, args)
+
+
+async def _help(app: "AssistantApp", args: str) -> None:
+    await app.chat.add(MarkdownNote(app.help_text(), title="Keys and commands", classes="help"))
+
+
+async def _quit(app: "AssistantApp", args: str) -> None:
+    app.exit()
+
+
+async def _reset(app: "AssistantApp", args: str) -> None:
+    if app.turn_running:
+        app.action_cancel_turn()
+        await app.workers.wait_for_complete()
+    if app.handler is not None:
+        app.handler.reset_conversation()
+    await app.chat.clear()
+    await app.trace.clear()
+    app.suggested = []
+    app.status.update_metrics({"turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0})
+    app.refresh_context()
+    app.record("reset", "")
+    kept = len(app.pinned)
+    tail = f" {kept} picked file{'s' if kept != 1 else ''} stay in context (/drop to remove)." if kept else ""
+    await app.chat.add(NoteMessage(f"Conversation cleared.{tail}", kind="info"))
+
+
+async def _add(app: "AssistantApp", args: str) -> None:
+    if not args:
+        await app.chat.add(NoteMessage("Usage: /add <glob or path>, e.g. /add src/**/*.py", kind="warning"))
+        return
+    added = 0
+    for pattern in args.split():
+        outcome = await app.add_files(pattern)
+        added += len(outcome.added)
+    if added:
+        await app.chat.add(NoteMessage(f"Added {added} file{'s' if added != 1 else ''} to the context.", kind="info"))
+
+
+async def _drop(app: "AssistantApp", args: str) -> None:
+    if not args:
+        await app.chat.add(NoteMessage("Usage: /drop <glob or path>", kind="warning"))
+        return
+    dropped = [path for pattern in args.split() for path in app.drop_files(pattern)]
+    message = f"Dropped {len(dropped)} file{'s' if len(dropped) != 1 else ''}." if dropped else f"Nothing in the context matches {args!r}."
+    await app.chat.add(NoteMessage(message, kind="info" if dropped else "warning"))
+
+
+async def _files(app: "AssistantApp", args: str) -> None:
+    pane = app.context_pane
+    picked = [entry for entry in pane.entries if entry.source == "picked"]
+    if not picked:
+        await app.chat.add(NoteMessage("No files in the context. Add some with @, ctrl+o or /add <glob>.", kind="info"))
+        return
+    rows = [f"- `{entry.display}` · {format_tokens(entry.tokens)} tokens{' · read-only' if entry.read_only else ''}" for entry in picked]
+    rows.append(f"\n**{format_tokens(pane.picked_tokens)}** of {format_tokens(pane.budget)} tokens")
+    await app.chat.add(MarkdownNote("\n".join(rows), title=f"Context · {len(picked)} files"))
+
+
+async def _task(app: "AssistantApp", args: str) -> None:
+    await app.chat.add(UserMessage(f"/task {args}".rstrip()))
+    app.record("user", f"/task {args}".rstrip())
+    run_task(app, args)
+
+
+@work(group="task", exit_on_error=False)
+async def run_task(app: "AssistantApp", args: str) -> None:
+    """Run ``/task`` through the task system, off the event loop when it blocks."""
+    task_system = getattr(app.application, "task_system", None) or getattr(app.handler, "task_system", None)
+    try:
+        from core.tasks import run_task_command  # type: ignore[attr-defined]
+    except ImportError:
+        run_task_command = None
+    if task_system is None or run_task_command is None:
+        await app.chat.add(NoteMessage("The task system is not available in this build.", kind="error", title="/task"))
+        return
+    try:
+        outcome: Any = run_task_command(task_system, args) if inspect.iscoroutinefunction(run_task_command) else await asyncio.to_thread(run_task_command, task_system, args)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+    except Exception as exc:  # a failing task is a message, not a crash
+        log.exception("/task failed")
+        await app.chat.add(NoteMessage(f"/task failed: {exc}", kind="error", title="/task"))
+        return
+    content = outcome.get("content", "") if isinstance(outcome, dict) else str(outcome)
+    failed = isinstance(outcome, dict) and is_error(outcome)
+    app.record("task", content, failed=failed)
+    await app.chat.add(MarkdownNote(content or "(no output)", title="/task failed" if failed else "/task", classes="-error" if failed else "task-result"))
+    app.refresh_context()
+
+
+_COMMANDS = {
+    "/help": _help,
+    "/quit": _quit,
+    "/reset": _reset,
+    "/new": _reset,
+    "/add": _add,
+    "/drop": _drop,
+    "/files": _files,
+    "/task": _task,
+}

@@ -1,0 +1,1 @@
+"""Widgets of the app: chat, context pane, tool trace, status line, prompt."""

@@ -1,0 +1,150 @@
+"""The file-context pane: what the next request contains, with token estimates against the budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rich.table import Table
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.format import format_tokens
+
+WARN_AT = 0.8
+
+
+@dataclass(frozen=True)
+class ContextEntry:
+    """A file in (or suggested for) the context."""
+
+    path: str
+    """Absolute path."""
+    display: str
+    """Path as shown (relative to the project)."""
+    tokens: int
+    source: Literal["picked", "suggested"] = "picked"
+    read_only: bool = False
+
+
+class ContextPane(Vertical):
+    """Files in context: picked ones solid, suggestions dim; the total against the budget."""
+
+    BINDINGS = [
+        Binding("delete,d", "drop", "Drop", id="context.drop"),
+        Binding("a", "accept", "Accept", id="context.accept"),
+        Binding("r", "read_only", "Read-only", id="context.read_only"),
+    ]
+
+    class Dropped(Message):
+        def __init__(self, entry: ContextEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    class Accepted(Message):
+        def __init__(self, entry: ContextEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    class ReadOnlyToggled(Message):
+        def __init__(self, entry: ContextEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    class PreviewRequested(Message):
+        def __init__(self, entry: ContextEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    def __init__(self, *, budget: int, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.budget = budget
+        self.entries: list[ContextEntry] = []
+        self._list = OptionList(id="context-files")
+        self._total = Static("", id="context-total", markup=False)
+
+    def compose(self):  # type: ignore[override]
+        yield self._list
+        yield self._total
+
+    def on_mount(self) -> None:
+        self.border_title = "Context"
+        self._refresh_view()
+
+    @property
+    def picked_tokens(self) -> int:
+        return sum(entry.tokens for entry in self.entries if entry.source == "picked")
+
+    @property
+    def over_warning(self) -> bool:
+        return bool(self.budget) and self.picked_tokens >= WARN_AT * self.budget
+
+    def set_entries(self, entries: list[ContextEntry]) -> None:
+        """Show these entries (picked first, then suggestions)."""
+        self.entries = sorted(entries, key=lambda entry: entry.source != "picked")
+        if self.is_mounted:
+            self._refresh_view()
+
+    def _refresh_view(self) -> None:
+        highlighted = self._list.highlighted
+        self._list.clear_options()
+        self._list.add_options([Option(_entry_row(entry), id=entry.path) for entry in self.entries])
+        if self.entries:
+            self._list.highlighted = min(highlighted or 0, len(self.entries) - 1)
+        total = self.picked_tokens
+        picked = sum(1 for entry in self.entries if entry.source == "picked")
+        text = Text()
+        if not self.entries:
+            text.append("No files yet: @ in the prompt, ctrl+o, or /add <glob>\n", style="dim")
+        text.append(f"{picked} file{'s' if picked != 1 else ''} · {format_tokens(total)} / {format_tokens(self.budget)} tokens")
+        if self.over_warning:
+            text.append(f"\n⚠ {total * 100 // max(1, self.budget)}% of the budget", style="bold")
+        self._total.update(text)
+        self._total.set_class(self.over_warning, "-warning")
+
+    def _current(self) -> ContextEntry | None:
+        index = self._list.highlighted
+        if index is None or not (0 <= index < len(self.entries)):
+            return None
+        return self.entries[index]
+
+    def action_drop(self) -> None:
+        if entry := self._current():
+            self.post_message(self.Dropped(entry))
+
+    def action_accept(self) -> None:
+        entry = self._current()
+        if entry and entry.source == "suggested":
+            self.post_message(self.Accepted(entry))
+
+    def action_read_only(self) -> None:
+        entry = self._current()
+        if entry and entry.source == "picked":
+            self.post_message(self.ReadOnlyToggled(entry))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if entry := self._current():
+            self.post_message(self.PreviewRequested(entry))
+
+
+def _entry_row(entry: ContextEntry) -> Table:
+    grid = Table.grid(expand=True)
+    grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    grid.add_column(justify="right", no_wrap=True)
+    name = Text()
+    if entry.source == "picked":
+        name.append("● ", style="bold")
+        name.append(entry.display)
+        if entry.read_only:
+            name.append(" ro", style="dim")
+    else:
+        name.append("○ ", style="dim")
+        name.append(entry.display, style="dim italic")
+    tokens = Text(format_tokens(entry.tokens), style="dim" if entry.source == "suggested" else "")
+    grid.add_row(name, tokens)
+    return grid

@@ -1,0 +1,219 @@
+"""The prompt: multi-line input with history and completion of slash commands and ``@`` files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.actions import SkipAction
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One completion candidate."""
+
+    value: str
+    """Text that replaces the token being completed."""
+    label: str
+    help: str = ""
+    kind: Literal["command", "file"] = "command"
+    highlight: tuple[int, ...] = ()
+    """Indices of ``label`` characters to highlight (matched characters)."""
+
+
+# A completer takes the current line up to the cursor and returns the column where the
+# token being completed starts, and the candidates; None when nothing is being completed.
+Completer = Callable[[str], "tuple[int, list[Completion]] | None"]
+
+
+class CompletionMenu(OptionList, can_focus=False):
+    """Candidates shown above the prompt while completing."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.candidates: list[Completion] = []
+        self.display = False
+
+    def show(self, candidates: list[Completion]) -> None:
+        self.candidates = candidates
+        self.clear_options()
+        self.add_options([Option(_completion_row(c)) for c in candidates])
+        self.highlighted = 0 if candidates else None
+        self.display = bool(candidates)
+
+    def hide(self) -> None:
+        self.display = False
+        self.candidates = []
+
+    @property
+    def current(self) -> Completion | None:
+        index = self.highlighted
+        if not self.display or index is None or not (0 <= index < len(self.candidates)):
+            return None
+        return self.candidates[index]
+
+
+def _completion_row(completion: Completion) -> Table:
+    grid = Table.grid(expand=True, padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis", style="dim")
+    label = Text(completion.label, style="bold" if completion.kind == "command" else "")
+    for index in completion.highlight:
+        label.stylize("bold underline", index, index + 1)
+    grid.add_row(label, completion.help)
+    return grid
+
+
+class PromptInput(TextArea):
+    """Enter sends; ctrl+j (or shift+enter) inserts a newline; Up/Down on the first/last line recall history."""
+
+    BINDINGS = [
+        Binding("enter", "submit", "Send", id="prompt.submit"),
+        Binding("ctrl+j,shift+enter,alt+enter", "newline", "Newline", id="prompt.newline"),
+        Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
+        Binding("escape", "dismiss_completion", "Close menu", show=False, id="prompt.dismiss"),
+    ]
+
+    class Submitted(Message):
+        """The user sent the prompt's text."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class CompletionAccepted(Message):
+        """A completion was inserted (the app adds ``@`` files to the context)."""
+
+        def __init__(self, completion: Completion) -> None:
+            super().__init__()
+            self.completion = completion
+
+    def __init__(self, *, menu: CompletionMenu, completer: Completer | None = None, history: list[str] | None = None, id: str | None = None) -> None:
+        super().__init__(
+            id=id,
+            tab_behavior="focus",
+            soft_wrap=True,
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder="Ask anything · / for commands · @ for files",
+        )
+        self.menu = menu
+        self.completer = completer
+        self.prompt_history: list[str] = list(history or [])
+        self._history_index = len(self.prompt_history)
+        self._draft = ""
+        self._suppress_completion = False
+
+    # -- keys ------------------------------------------------------------
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            # Let the "enter" binding (submit) handle it instead of inserting a newline.
+            event.prevent_default()
+
+    def action_submit(self) -> None:
+        current = self.menu.current
+        if current is not None:
+            token = self._completion_token()
+            if token is None or token != current.value:
+                self._accept(current)
+                return
+        self.menu.hide()
+        text = self.text
+        if not text.strip():
+            return
+        self.post_message(self.Submitted(text))
+        if not self.prompt_history or self.prompt_history[-1] != text:
+            self.prompt_history.append(text)
+        self._history_index = len(self.prompt_history)
+        self._draft = ""
+        self.clear()
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def action_complete(self) -> None:
+        current = self.menu.current
+        if current is None:
+            raise SkipAction()
+        self._accept(current)
+
+    def action_dismiss_completion(self) -> None:
+        if not self.menu.display:
+            raise SkipAction()
+        self.menu.hide()
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if self.menu.display and not select:
+            self.menu.action_cursor_up()
+        elif not select and self.cursor_location[0] == 0 and self._history_index > 0:
+            if self._history_index == len(self.prompt_history):
+                self._draft = self.text
+            self._history_index -= 1
+            self._load(self.prompt_history[self._history_index])
+        else:
+            super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        if self.menu.display and not select:
+            self.menu.action_cursor_down()
+        elif not select and self.cursor_location[0] == self.document.line_count - 1 and self._history_index < len(self.prompt_history):
+            self._history_index += 1
+            self._load(self.prompt_history[self._history_index] if self._history_index < len(self.prompt_history) else self._draft)
+        else:
+            super().action_cursor_down(select)
+
+    def restore(self, text: str) -> None:
+        """Put text back into the prompt (a failed turn), unless the user typed something new."""
+        if not self.text.strip():
+            self._load(text)
+
+    def _load(self, text: str) -> None:
+        self._suppress_completion = True
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+        self.menu.hide()
+
+    # -- completion --------------------------------------------------------
+    def _line_before_cursor(self) -> str:
+        row, column = self.cursor_location
+        return self.document.get_line(row)[:column]
+
+    def _completion_token(self) -> str | None:
+        if self.completer is None:
+            return None
+        found = self.completer(self._line_before_cursor())
+        if found is None:
+            return None
+        start, _ = found
+        return self._line_before_cursor()[start:]
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self._suppress_completion:
+            self._suppress_completion = False
+            self.menu.hide()
+            return
+        self.refresh_completion()
+
+    def refresh_completion(self) -> None:
+        """Recompute the candidates for the token at the cursor."""
+        found = self.completer(self._line_before_cursor()) if self.completer else None
+        if not found or not found[1]:
+            self.menu.hide()
+            return
+        self.menu.show(found[1])
+
+    def _accept(self, completion: Completion) -> None:
+        found = self.completer(self._line_before_cursor()) if self.completer else None
+        row, column = self.cursor_location
+        start = found[0] if found else column
+        self._suppress_completion = True
+        self.replace(completion.value + " ", (row, start), (row, column))
+        self.menu.hide()
+        self.post_message(self.CompletionAccepted(completion))

@@ -1,0 +1,214 @@
+"""The tool-trace pane: every tool call of the session, live, expandable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from core.types import ToolCall
+from tui.format import STATUS_ICONS, format_duration, pretty_args, summarize_args, truncate_lines
+
+Clock = Callable[[], float]
+
+RESULT_PREVIEW_LINES = 12
+_STYLE = {"success": "green", "error": "red", "denied": "yellow", "interrupted": "yellow", "running": "cyan", "pending": "magenta"}
+
+
+@dataclass
+class CallRecord:
+    """What the trace knows about one tool call."""
+
+    call: ToolCall
+    status: str = "running"
+    started: float = 0.0
+    duration: float | None = None
+    result: str = ""
+    decision: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in {"pending", "running"}
+
+
+class ToolCallView(Widget, can_focus=True):
+    """One call in the trace. Enter expands it; ``v`` shows the whole result."""
+
+    BINDINGS = [
+        Binding("enter", "toggle", "Expand", id="trace.expand"),
+        Binding("v", "view_all", "Full result", id="trace.view_all"),
+        Binding("up,k", "move(-1)", "Previous", show=False, id="trace.previous"),
+        Binding("down,j", "move(1)", "Next", show=False, id="trace.next"),
+    ]
+
+    expanded: reactive[bool] = reactive(False)
+
+    class ViewRequested(Message):
+        """The user asked to see a call's complete arguments and result."""
+
+        def __init__(self, record: CallRecord) -> None:
+            super().__init__()
+            self.record = record
+
+    def __init__(self, record: CallRecord, clock: Clock) -> None:
+        super().__init__(classes="trace-call")
+        self.record = record
+        self._clock = clock
+
+    def render(self) -> Group:
+        record = self.record
+        style = _STYLE.get(record.status, "")
+        name = Text(no_wrap=True, overflow="ellipsis")
+        name.append(f"{STATUS_ICONS.get(record.status, '?')} ", style=f"bold {style}")
+        name.append(record.call.name, style="bold")
+        if record.status == "pending":
+            timing = "awaiting approval"
+        elif record.status == "running":
+            timing = f"running {format_duration(self._clock() - record.started)}"
+        else:
+            timing = f"{record.status} {format_duration(record.duration or 0.0)}"
+        header = Table.grid(expand=True, padding=(0, 1))
+        header.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        header.add_column(justify="right", no_wrap=True)
+        header.add_row(name, Text(timing, style=style))
+        parts: list[Any] = [header]
+        summary = summarize_args(record.call.parameters, 200)
+        if summary and not self.expanded:
+            parts.append(Text(f"  {summary}", style="dim", no_wrap=True, overflow="ellipsis"))
+        if record.decision:
+            parts.append(Text(f"  approval: {record.decision}", style="italic"))
+        if self.expanded:
+            parts.append(Text("  arguments", style="bold underline"))
+            parts.append(Text(_indent(pretty_args(record.call.parameters))))
+            parts.append(Text("  result", style="bold underline"))
+            if not record.finished:
+                parts.append(Text("  (not finished)", style="dim italic"))
+            else:
+                shown, cut = truncate_lines(record.result or "(empty)", RESULT_PREVIEW_LINES)
+                parts.append(Text(_indent(shown)))
+                if cut:
+                    parts.append(Text(f"  … {cut} more lines · press v to see all", style="bold"))
+        return Group(*parts)
+
+    def watch_expanded(self) -> None:
+        self.refresh(layout=True)
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def action_view_all(self) -> None:
+        self.post_message(self.ViewRequested(self.record))
+
+    def action_move(self, step: int) -> None:
+        siblings = [child for child in self.parent.children if isinstance(child, ToolCallView)] if self.parent else []
+        if self in siblings:
+            index = max(0, min(len(siblings) - 1, siblings.index(self) + step))
+            siblings[index].focus()
+            siblings[index].scroll_visible()
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines()) or "    "
+
+
+class ToolTrace(VerticalScroll):
+    """Every tool call of the session; running ones show their elapsed time.
+
+    Keeps at most :attr:`max_live` call widgets mounted (records are kept).
+    """
+
+    max_live: int = 300
+
+    def __init__(self, *, clock: Clock, id: str | None = None) -> None:
+        super().__init__(id=id, can_focus=False)
+        self._clock = clock
+        self.records: dict[str, CallRecord] = {}
+        self._views: dict[str, ToolCallView] = {}
+
+    def on_mount(self) -> None:
+        self.border_title = "Trace"
+        self.anchor()
+        self.set_interval(0.5, self._tick, name="trace-tick")
+
+    def _tick(self) -> None:
+        for view in self._views.values():
+            if view.record.status == "running":
+                view.refresh()
+
+    async def _view_for(self, call: ToolCall, status: str) -> ToolCallView:
+        view = self._views.get(call.id)
+        if view is None:
+            record = CallRecord(call=call, status=status, started=self._clock())
+            self.records[call.id] = record
+            view = ToolCallView(record, self._clock)
+            self._views[call.id] = view
+            await self.mount(view)
+            await self._prune()
+        return view
+
+    async def _prune(self) -> None:
+        excess = len(self._views) - self.max_live
+        if excess <= 0:
+            return
+        for call_id in list(self._views)[:excess]:
+            await self._views.pop(call_id).remove()
+
+    async def pending(self, call: ToolCall) -> None:
+        """A call waits for the user's approval."""
+        view = await self._view_for(call, "pending")
+        if not view.record.finished:
+            view.record.status = "pending"
+            view.refresh()
+
+    async def started(self, call: ToolCall) -> None:
+        """A call began running."""
+        view = await self._view_for(call, "running")
+        view.record.status = "running"
+        view.record.started = self._clock()
+        view.refresh()
+
+    async def finished(self, call: ToolCall, status: str, result: str, duration: float, metadata: dict[str, Any] | None = None) -> None:
+        """A call ended."""
+        view = await self._view_for(call, status)
+        record = view.record
+        record.status, record.result, record.duration = status, result, duration
+        record.metadata = dict(metadata or {})
+        view.refresh(layout=True)
+
+    async def approval(self, call: ToolCall, decision: str, automatic: bool) -> None:
+        """Record the approval decision on a call."""
+        view = await self._view_for(call, "pending")
+        view.record.decision = decision + (" (by approval mode)" if automatic else "")
+        view.refresh(layout=True)
+
+    def interrupt_running(self) -> None:
+        """Mark unfinished calls interrupted (the turn was cancelled)."""
+        for view in self._views.values():
+            record = view.record
+            if not record.finished:
+                record.status = "interrupted"
+                record.duration = max(0.0, self._clock() - record.started)
+                view.refresh(layout=True)
+
+    async def clear(self) -> None:
+        await self.remove_children()
+        self.records.clear()
+        self._views.clear()
+
+    def focus_last(self) -> bool:
+        """Focus the newest call; False when there is none."""
+        if not self._views:
+            return False
+        view = list(self._views.values())[-1]
+        view.focus()
+        view.scroll_visible()
+        return True
