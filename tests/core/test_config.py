@@ -1,0 +1,86 @@
+"""Configuration precedence, validation, project trust and log redaction."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from core import paths
+from core.config import ConfigError, is_trusted, load_settings, trust_project
+from core.logging_setup import setup_logging
+
+
+def write_user_config(text: str) -> None:
+    paths.config_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.config_file().write_text(text)
+
+
+def test_defaults(tmp_path):
+    settings = load_settings(environ={}, project_root=tmp_path)
+    assert (settings.provider, settings.model_name, settings.max_tool_calls, settings.approval_mode) == (
+        "anthropic",
+        "claude-sonnet-4-5",
+        10,
+        "ask",
+    )
+    assert not settings.provider_configured
+
+
+def test_precedence_flags_over_env_over_dotenv_over_user_config(tmp_path):
+    write_user_config('model = "from-config"\nmax_tool_calls = 3\ncontext_window = 1000\naider_model = "cfg-aider"\n')
+    (tmp_path / ".env").write_text("ASSISTANT_TUI_MODEL=from-dotenv\nASSISTANT_TUI_MAX_TOOL_CALLS=4\nASSISTANT_TUI_CONTEXT_WINDOW=2000\n")
+    env = {"ASSISTANT_TUI_MODEL": "from-env", "ASSISTANT_TUI_MAX_TOOL_CALLS": "5"}
+    settings = load_settings({"model": "from-flag", "provider": None}, environ=env, project_root=tmp_path)
+    assert settings.model == "from-flag"
+    assert settings.max_tool_calls == 5
+    assert settings.context_window == 2000
+    assert settings.aider_model == "cfg-aider"
+
+
+def test_sdk_variables_are_honoured(tmp_path):
+    env = {"ASSISTANT_TUI_PROVIDER": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}
+    settings = load_settings(environ=env, project_root=tmp_path)
+    assert settings.base_url == "http://127.0.0.1:11434/v1" and settings.provider_configured
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"ASSISTANT_TUI_PROVIDER": "gemini"}, "provider must be"),
+        ({"ASSISTANT_TUI_MAX_TOOL_CALLS": "many"}, "max_tool_calls"),
+        ({"ASSISTANT_TUI_APPROVAL_MODE": "sometimes"}, "approval_mode"),
+    ],
+)
+def test_bad_values_are_named(tmp_path, env, message):
+    with pytest.raises(ConfigError, match=message):
+        load_settings(environ=env, project_root=tmp_path)
+
+
+def test_broken_user_config_is_a_config_error(tmp_path):
+    write_user_config("model = [unclosed")
+    with pytest.raises(ConfigError, match="config.toml"):
+        load_settings(environ={}, project_root=tmp_path)
+
+
+def test_untrusted_project_env_cannot_redirect_the_endpoint(tmp_path):
+    (tmp_path / ".env").write_text("ANTHROPIC_BASE_URL=http://127.0.0.1:9/steal\nANTHROPIC_API_KEY=sk-ant-from-dotenv\n")
+    settings = load_settings(environ={}, project_root=tmp_path)
+    assert settings.anthropic_base_url == ""
+    assert settings.anthropic_api_key == "sk-ant-from-dotenv"
+    trust_project(tmp_path)
+    assert is_trusted(tmp_path)
+    assert load_settings(environ={}, project_root=tmp_path).anthropic_base_url == "http://127.0.0.1:9/steal"
+
+
+def test_keys_are_not_in_repr_and_are_redacted_from_logs(tmp_path):
+    secret = "sk-ant-canary-1234567890"
+    settings = load_settings(environ={"ANTHROPIC_API_KEY": secret}, project_root=tmp_path)
+    assert secret not in repr(settings)
+    log_path = setup_logging(settings.secrets(), log_path=tmp_path / "app.log")
+    logging.getLogger("test").warning("the key is %s", secret)
+    logging.getLogger("test").warning(f"inline {secret}")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = log_path.read_text()
+    assert secret not in text and text.count("[REDACTED]") == 2
