@@ -1,0 +1,111 @@
+"""Exporting a conversation as Markdown, tool calls in collapsible blocks."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from core.sessions.errors import ExportError, describe_os_error
+from core.sessions.fsutil import atomic_write
+from core.sessions.load import LoadedSession
+from core.types import Message
+
+
+def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str) -> Path:
+    """Write the conversation to ``path`` as Markdown and return the resolved path.
+
+    User and assistant messages become sections; each tool call becomes a
+    ``<details><summary>tool NAME</summary>`` block holding its arguments and
+    its result. The file is written to a temporary file and renamed into place,
+    so an existing file is replaced whole or not at all.
+
+    Args:
+        source: A loaded session, or a list of ``core.types.Message``.
+        path: The Markdown file to write (``~`` is expanded).
+
+    Raises:
+        ExportError: ``path`` is a directory, its directory does not exist, or it
+            cannot be written; the message says which.
+    """
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ExportError(f"Cannot export to {target}: it is a directory. Give a file name, e.g. {target / 'conversation.md'}.")
+    if not target.parent.is_dir():
+        raise ExportError(f"Cannot export to {target}: the directory {target.parent} does not exist.")
+    text = render_markdown(source)
+    try:
+        atomic_write(target, text.encode("utf-8"))
+    except OSError as exc:
+        raise ExportError(describe_os_error(exc, target, "export the conversation to")) from exc
+    return target.resolve()
+
+
+def render_markdown(source: LoadedSession | Sequence[Message]) -> str:
+    """The Markdown text ``export_markdown`` writes."""
+    if isinstance(source, LoadedSession):
+        messages: Sequence[Message] = source.messages
+        title = f"# Session {source.session_id}"
+        created = source.meta.get("created")
+        details = [f"- Project: `{source.meta['project_root']}`"] if source.meta.get("project_root") else []
+        if isinstance(created, (int, float)):
+            details.append(f"- Started: {_when(created)}")
+        model = ":".join(str(source.meta[k]) for k in ("provider", "model") if source.meta.get(k))
+        if model:
+            details.append(f"- Model: {model}")
+        header = "\n".join([title, "", *details]).rstrip()
+    else:
+        messages, header = source, "# Conversation"
+    results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
+    called = _call_ids(messages)
+    parts = [header]
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            parts.append(f"## User\n\n{message.get('content', '')}")
+        elif role == "assistant":
+            parts.append(_assistant(message, results))
+        elif role == "tool" and message.get("tool_call_id") not in called:
+            parts.append(_tool_block(message.get("name") or "?", None, message))
+    return "\n\n".join(part.rstrip() for part in parts) + "\n"
+
+
+def _assistant(message: Message, results: dict[Any, Message]) -> str:
+    heading = "## Assistant (interrupted)" if message.get("interrupted") else "## Assistant"
+    lines = [heading]
+    if message.get("content"):
+        lines.append(message["content"])
+    for call in message.get("tool_calls") or []:
+        lines.append(_tool_block(call.get("name", "?"), call.get("parameters", {}), results.get(call.get("id"))))
+    return "\n\n".join(lines)
+
+
+def _tool_block(name: str, parameters: dict[str, Any] | None, result: Message | None) -> str:
+    body = []
+    if parameters is not None:
+        body.append("Arguments:\n\n" + _fence(json.dumps(parameters, indent=2, ensure_ascii=False, default=str), "json"))
+    if result is None:
+        body.append("No result was recorded.")
+    else:
+        label = "Result (error):" if result.get("is_error") else "Result:"
+        body.append(f"{label}\n\n" + _fence(str(result.get("content", "")), ""))
+    summary = f"tool {html.escape(name)}"
+    return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(body) + "\n\n</details>"
+
+
+def _fence(text: str, language: str) -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _call_ids(messages: Iterable[Message]) -> set[str]:
+    return {call.get("id") for m in messages for call in m.get("tool_calls") or []}
+
+
+def _when(timestamp: float) -> str:
+    return _dt.datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()

@@ -1,0 +1,199 @@
+"""Reading a transcript back: tolerant of crashes, and repaired for the model API.
+
+A crash can leave the last line cut short; a disk fault can garble any line.
+Such lines are skipped with a warning naming the file and line, and the
+conversation is rebuilt from every complete record. The history is then made
+valid for a provider: a tool call left without a result gets a synthetic
+"interrupted" error result, and a result whose call is missing is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.sessions.errors import SessionNotFound, SessionReadError, describe_os_error
+from core.sessions.records import KINDS
+from core.sessions.session import Session
+from core.types import Message
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_RESULT = "interrupted: the session ended before this tool finished"
+
+
+@dataclass(kw_only=True)
+class LoadedSession:
+    """A transcript read back.
+
+    Attributes:
+        path: The transcript.
+        meta: Its ``meta`` record (``{}`` if missing).
+        messages: The provider-neutral history (``core.types.Message``), repaired.
+        context: The latest ``context`` record (``{"files": [{"path", "read_only"}], "ts"}``) or None.
+        trace: The ``entry`` of every ``trace`` record, in order, each with its ``ts``.
+        records: Every valid record in order (to redraw the chat, with interruptions and errors).
+        warnings: What was skipped or repaired, as sentences to show the user.
+    """
+
+    path: Path
+    meta: dict[str, Any] = field(default_factory=dict)
+    messages: list[Message] = field(default_factory=list)
+    context: dict[str, Any] | None = None
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        """The session id, from the meta line or the file name."""
+        return str(self.meta.get("id") or self.path.name.removesuffix(".jsonl"))
+
+
+def load_session(source: Path | Session) -> LoadedSession:
+    """Read a session transcript.
+
+    Args:
+        source: The transcript's path, or a ``Session``.
+
+    Raises:
+        SessionNotFound: The transcript does not exist.
+        SessionReadError: It cannot be read.
+    """
+    path = source.path if isinstance(source, Session) else Path(source)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise SessionNotFound(f"The session transcript {path} does not exist.") from exc
+    except OSError as exc:
+        raise SessionReadError(describe_os_error(exc, path, "read the session transcript")) from exc
+    loaded = LoadedSession(path=path)
+    loaded.records = _parse(data, path, loaded.warnings)
+    if loaded.records and loaded.records[0]["kind"] == "meta":
+        loaded.meta = loaded.records[0]
+    for record in loaded.records:
+        if record["kind"] == "context":
+            loaded.context = record
+        elif record["kind"] == "trace":
+            loaded.trace.append({"ts": record.get("ts"), **record["entry"]})
+    loaded.messages = _history(loaded.records, loaded.warnings)
+    for warning in loaded.warnings:
+        log.warning("%s", warning)
+    return loaded
+
+
+_REQUIRED: dict[str, tuple[tuple[str, type], ...]] = {
+    "user": (("content", str),),
+    "assistant": (("content", str),),
+    "tool_result": (("tool_call_id", str), ("content", str)),
+    "context": (("files", list),),
+    "trace": (("entry", dict),),
+}
+
+
+def _parse(data: bytes, path: Path, warnings: list[str]) -> list[dict[str, Any]]:
+    """Every valid record of the transcript, with a warning for each line skipped."""
+    lines = data.split(b"\n")
+    # A complete file ends with a newline, so the last piece is empty; anything else was cut short.
+    tail = lines.pop()
+    records: list[dict[str, Any]] = []
+    unknown: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record, problem = _decode(line)
+        if record is None:
+            warnings.append(f"Line {number} of {path} {problem} and was skipped.")
+            continue
+        kind = record["kind"]
+        if kind not in KINDS:
+            unknown[kind] = unknown.get(kind, 0) + 1
+            continue
+        missing = [name for name, kind_type in _REQUIRED.get(kind, ()) if not isinstance(record.get(name), kind_type)]
+        if missing:
+            warnings.append(f"Line {number} of {path} (a {kind} record) lacks {', '.join(missing)} and was skipped.")
+            continue
+        records.append(record)
+    if tail.strip():
+        warnings.append(f"The last line of {path} was incomplete and was skipped (likely a crash while writing).")
+    if unknown:
+        kinds = ", ".join(sorted(unknown))
+        warnings.append(f"{sum(unknown.values())} record(s) of unknown kind ({kinds}) in {path} were ignored; a newer assistant-tui may have written them.")
+    return records
+
+
+def _decode(line: bytes) -> tuple[dict[str, Any] | None, str]:
+    """The record on ``line``, or None and what is wrong with it."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(exc.doc) - 1 or exc.msg.startswith("Unterminated string"):
+            return None, "was incomplete (likely a crash while writing)"
+        return None, "is corrupt (not valid JSON)"
+    except ValueError:  # invalid UTF-8
+        return None, "is corrupt (not valid UTF-8)"
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        return None, "is not a session record"
+    return record, ""
+
+
+def _history(records: list[dict[str, Any]], warnings: list[str]) -> list[Message]:
+    """The conversation for the model API, with unanswered tool calls closed."""
+    messages: list[Message] = []
+    open_calls: dict[str, str] = {}  # tool calls of the last assistant message still without a result
+    answered: set[str] = set()
+    last_ts = 0.0
+
+    def close_open_calls() -> None:
+        for call_id, name in open_calls.items():
+            messages.append(
+                Message(role="tool", content=INTERRUPTED_RESULT, tool_call_id=call_id, name=name, is_error=True, timestamp=last_ts)
+            )
+            answered.add(call_id)
+            warnings.append(f"Tool call {name} ({call_id}) had no result; it was marked as interrupted.")
+        open_calls.clear()
+
+    for record in records:
+        kind = record["kind"]
+        ts = record.get("ts")
+        last_ts = float(ts) if isinstance(ts, (int, float)) else last_ts
+        if kind == "user":
+            close_open_calls()
+            messages.append(Message(role="user", content=record["content"], timestamp=last_ts))
+        elif kind == "assistant":
+            close_open_calls()
+            calls = [
+                {"id": c["id"], "name": c["name"], "parameters": c.get("parameters") if isinstance(c.get("parameters"), dict) else {}}
+                for c in record.get("tool_calls") or []
+                if isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("name"), str)
+            ]
+            message = Message(role="assistant", content=record["content"], timestamp=last_ts)
+            if calls:
+                message["tool_calls"] = calls
+            if record.get("interrupted"):
+                message["interrupted"] = True
+            messages.append(message)
+            open_calls = {c["id"]: c["name"] for c in calls if c["id"] not in answered}
+        elif kind == "tool_result":
+            call_id = record["tool_call_id"]
+            if call_id not in open_calls:
+                name = record.get("name") or "?"
+                warnings.append(f"A result of tool {name} ({call_id}) had no matching tool call and was dropped.")
+                continue
+            name = open_calls.pop(call_id)
+            answered.add(call_id)
+            messages.append(
+                Message(
+                    role="tool",
+                    content=record["content"],
+                    tool_call_id=call_id,
+                    name=str(record.get("name") or name),
+                    is_error=bool(record.get("is_error")),
+                    timestamp=last_ts,
+                )
+            )
+    close_open_calls()
+    return messages

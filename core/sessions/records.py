@@ -1,0 +1,100 @@
+"""The transcript format: one JSON object per line, ``kind`` first.
+
+Record kinds (every record also carries ``ts``, a Unix timestamp):
+
+- ``meta`` (first line): ``version``, ``id``, ``project_root``, ``created``,
+  ``provider``, ``model`` and, for a fork, ``forked_from``.
+- ``user``: ``content``.
+- ``assistant``: ``content``, ``tool_calls`` (``[{"id", "name", "parameters"}]``),
+  ``interrupted``.
+- ``tool_result``: ``tool_call_id``, ``name``, ``content``, ``is_error``,
+  ``status``, ``duration``.
+- ``interruption``: ``reason``.
+- ``error``: ``reason``, ``message``.
+- ``context``: ``files`` (``[{"path", "read_only"}]``), the file-context pane.
+- ``trace``: ``entry``, one tool-trace pane entry.
+
+Titles are not in the log: they live in the ``<id>.meta.json`` sidecar.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+KINDS = frozenset({"meta", "user", "assistant", "tool_result", "interruption", "error", "context", "trace"})
+
+TRANSCRIPT_SUFFIX = ".jsonl"
+SIDECAR_SUFFIX = ".meta.json"
+LOCK_SUFFIX = ".lock"
+
+# Every user record starts with exactly these bytes (see ``encode``), which lets
+# the session list count turns without parsing JSON.
+USER_PREFIX = b'{"kind":"user"'
+
+_ID_RE = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+_ID_PREFIX_RE = re.compile(r"^[0-9a-f-]{1,22}$")
+_ID_TIME_FORMAT = "%Y%m%d-%H%M%S"
+
+
+def encode(record: dict[str, Any]) -> bytes:
+    """One record as a complete UTF-8 line (JSON never contains a raw newline).
+
+    Raises:
+        ValueError: The record cannot be represented as JSON (e.g. a cycle).
+    """
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escape them instead
+        data = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str).encode("ascii")
+    return data + b"\n"
+
+
+def new_session_id(when: float) -> str:
+    """A sortable id: the UTC creation time and a random suffix, e.g. ``20250314-091522-3fa9c1``."""
+    stamp = _dt.datetime.fromtimestamp(when, tz=_dt.timezone.utc).strftime(_ID_TIME_FORMAT)
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def is_session_id(text: str) -> bool:
+    """True when ``text`` has the exact shape of a session id."""
+    return bool(_ID_RE.match(text))
+
+
+def is_session_id_prefix(text: str) -> bool:
+    """True when ``text`` could begin a session id (and so is safe in a file name)."""
+    return bool(_ID_PREFIX_RE.match(text))
+
+
+def id_timestamp(session_id: str) -> float:
+    """The creation time encoded in a session id (0.0 if it has none)."""
+    try:
+        stamp = _dt.datetime.strptime(session_id[:15], _ID_TIME_FORMAT).replace(tzinfo=_dt.timezone.utc)
+    except ValueError:
+        return 0.0
+    return stamp.timestamp()
+
+
+def project_key(project_root: Path) -> str:
+    """Directory name of a project's sessions: a readable slug and a short hash of the path.
+
+    ``/home/ann/code/my-app`` becomes ``home-ann-code-my-app-1f2e3d4c5b``; the
+    hash keeps distinct paths apart even when their slugs collide.
+    """
+    resolved = str(project_root.expanduser().resolve())
+    slug = re.sub(r"[^A-Za-z0-9._]+", "-", resolved).strip("-.") or "root"
+    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"{slug[-48:].lstrip('-.')}-{digest}"
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` with whitespace collapsed, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

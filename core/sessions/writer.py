@@ -1,0 +1,364 @@
+"""Append-only, crash-safe writing of a session transcript.
+
+Each complete record becomes one line, appended with a single ``write`` on a
+file opened with ``O_APPEND`` and made durable with ``fsync`` before the call
+returns. A writer holds an exclusive ``flock`` on ``<id>.lock`` so two
+assistant-tui instances never append to the same transcript.
+
+When the disk is full or the directory cannot be written, the record stays in
+memory (``pending``), ``SessionWriteError`` says what happened, and the next
+write (or ``flush_pending()``) retries everything in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from core.sessions.errors import SessionLocked, SessionWriteError, describe_os_error
+from core.sessions.fsutil import DIR_MODE, FILE_MODE, fsync_dir
+from core.sessions.records import FORMAT_VERSION, encode
+from core.sessions.session import Session
+from core.types import now
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Item:
+    """One encoded line waiting to be written; ``record`` is None for a bare newline."""
+
+    record: dict[str, Any] | None
+    data: bytes
+
+
+class SessionWriter:
+    """Appends records to one session's transcript.
+
+    Args:
+        session: The session to write (new or existing).
+        provider: Provider name for the ``meta`` line of a new transcript.
+        model: Model name for the ``meta`` line of a new transcript.
+        durable: ``fsync`` after each record (turn off only in benchmarks).
+        meta: Extra ``meta`` fields for a new transcript (e.g. ``forked_from``).
+
+    Raises:
+        SessionLocked: Another process (or another writer) has the session open.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        provider: str = "",
+        model: str = "",
+        durable: bool = True,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.session = session
+        self.durable = durable
+        self._meta = {
+            "version": FORMAT_VERSION,
+            "id": session.id,
+            "project_root": str(session.project_root),
+            "created": session.created,
+            "provider": provider,
+            "model": model,
+            **(meta or {}),
+        }
+        self._items: list[_Item] = []
+        self._offset = 0  # bytes of _items[0] already on disk
+        self._written = 0  # records written so far
+        self._fd: int | None = None
+        self._lock_fd: int | None = None
+        self._closed = False
+        self._mutex = threading.Lock()
+        try:
+            self._lock()
+        except OSError as exc:  # directory not writable yet: lock when it is
+            log.warning("session %s: lock deferred: %s", session.id, exc)
+
+    # Records -------------------------------------------------------------
+
+    def user(self, content: str) -> dict[str, Any]:
+        """Record a user prompt."""
+        return self.append("user", content=content)
+
+    def assistant(
+        self, content: str, tool_calls: Iterable[Mapping[str, Any]] = (), *, interrupted: bool = False
+    ) -> dict[str, Any]:
+        """Record a complete assistant message with the tool calls it requested.
+
+        Args:
+            content: The message text (for an interrupted message, what was streamed).
+            tool_calls: ``{"id", "name", "parameters"}`` dicts (or ``ToolCall.as_dict()``).
+            interrupted: The user stopped the message before it was complete.
+        """
+        calls = [_call_dict(call) for call in tool_calls]
+        return self.append("assistant", content=content, tool_calls=calls, interrupted=interrupted)
+
+    def tool_result(
+        self,
+        tool_call_id: str,
+        name: str,
+        content: str,
+        *,
+        is_error: bool = False,
+        status: str = "success",
+        duration: float = 0.0,
+    ) -> dict[str, Any]:
+        """Record the result of one tool call (``status``: success, error, denied, interrupted)."""
+        return self.append(
+            "tool_result",
+            tool_call_id=tool_call_id,
+            name=name,
+            content=content,
+            is_error=is_error,
+            status=status,
+            duration=round(float(duration), 6),
+        )
+
+    def interruption(self, reason: str = "user") -> dict[str, Any]:
+        """Record that the turn was interrupted (by the user, or by ``reason``)."""
+        return self.append("interruption", reason=reason)
+
+    def error(self, message: str, reason: str = "") -> dict[str, Any]:
+        """Record a turn that ended in an error (``reason`` e.g. ``llm_error``)."""
+        return self.append("error", reason=reason, message=message)
+
+    def context(self, files: Iterable[str | Mapping[str, Any]]) -> dict[str, Any]:
+        """Record the file-context pane: pinned files and their read-only flags.
+
+        Args:
+            files: Paths, or ``{"path", "read_only"}`` mappings (extra keys are kept).
+        """
+        entries = [
+            {"path": str(f), "read_only": False} if not isinstance(f, Mapping) else {"read_only": False, **f}
+            for f in files
+        ]
+        return self.append("context", files=entries)
+
+    def trace(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        """Record one entry of the tool-trace pane (any JSON-ready mapping)."""
+        return self.append("trace", entry=dict(entry))
+
+    def append(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Record ``{"kind": kind, "ts": now, **fields}`` as one line and make it durable.
+
+        Returns:
+            The record as written.
+
+        Raises:
+            SessionWriteError: It could not be written; it is kept in ``pending``.
+        """
+        if self._closed:
+            raise RuntimeError(f"session writer for {self.session.id} is closed")
+        record = {"kind": kind, "ts": now(), **fields}
+        try:
+            data = encode(record)
+        except ValueError as exc:
+            raise SessionWriteError(
+                f"A {kind} record could not be saved: {exc}.", path=self.session.path, pending=len(self.pending)
+            ) from exc
+        with self._mutex:
+            self._items.append(_Item(record, data))
+            self._drain()
+        return record
+
+    # State ---------------------------------------------------------------
+
+    @property
+    def pending(self) -> list[dict[str, Any]]:
+        """Records kept in memory because they could not be written yet, oldest first."""
+        return [item.record for item in self._items if item.record is not None]
+
+    @property
+    def closed(self) -> bool:
+        """True after ``close()``."""
+        return self._closed
+
+    def flush_pending(self) -> int:
+        """Retry writing the pending records.
+
+        Returns:
+            How many records were written (including the meta line of a new transcript).
+
+        Raises:
+            SessionWriteError: Still impossible; the records stay pending.
+        """
+        with self._mutex:
+            before = self._written
+            self._drain()
+            return self._written - before
+
+    def close(self) -> None:
+        """Write what is pending, then release the file and the lock.
+
+        Raises:
+            SessionWriteError: Records could not be written; they remain readable in
+                ``pending`` (the caller should tell the user, or export them).
+        """
+        if self._closed:
+            return
+        failure: SessionWriteError | None = None
+        with self._mutex:
+            try:
+                self._drain()
+            except SessionWriteError as exc:
+                failure = exc
+            self._closed = True
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+                self._fd = None
+            self._unlock()
+        if failure is not None:
+            raise failure
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # Internals -----------------------------------------------------------
+
+    def _lock(self) -> None:
+        """Take the exclusive lock on ``<id>.lock``, retrying if the file was replaced meanwhile."""
+        path = self.session.lock_path
+        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_pid(fd)
+                os.close(fd)
+                who = f" (pid {holder})" if holder else ""
+                raise SessionLocked(
+                    f"Session {self.session.id} is open in another assistant-tui{who}. "
+                    "Close it there, or fork it to continue in a new session here.",
+                    session_id=self.session.id,
+                    holder_pid=holder,
+                ) from None
+            except OSError:
+                os.close(fd)
+                raise
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the previous holder removed it between our open and flock
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.session.lock_path)  # while still holding the lock
+        with contextlib.suppress(OSError):
+            os.close(self._lock_fd)
+        self._lock_fd = None
+
+    def _open(self) -> None:
+        """Open the transcript for appending; queue the meta line or a repairing newline."""
+        if self._lock_fd is None:
+            try:
+                self._lock()
+            except SessionLocked as exc:
+                raise SessionWriteError(
+                    f"{exc} The conversation is kept in memory.", path=self.session.path, pending=len(self.pending)
+                ) from exc
+        path = self.session.path
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                meta = {"kind": "meta", "ts": self.session.created, **self._meta}
+                self._items.insert(0, _Item(meta, encode(meta)))
+                fsync_dir(path.parent)
+            elif _last_byte(path, size) != b"\n":
+                # A crash cut the last line short: end it so our first record starts a line.
+                self._items.insert(0, _Item(None, b"\n"))
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def _drain(self) -> None:
+        """Write every pending item in order (caller holds the mutex)."""
+        if not self._items:
+            return
+        if self._fd is None:
+            try:
+                self.session.path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+                self._open()
+            except OSError as exc:
+                raise self._failure(exc, "create the session transcript") from exc
+        fd = self._fd
+        assert fd is not None
+        data = b"".join(item.data for item in self._items)[self._offset :]
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+                self._advance(written)
+        except OSError as exc:
+            raise self._failure(exc, "write the session transcript") from exc
+        if self.durable:
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+                    # The lines are written (a crash of the app will not lose them) but
+                    # may not survive a power loss; say so rather than write them twice.
+                    raise self._failure(exc, "flush the session transcript to disk") from exc
+
+    def _advance(self, written: int) -> None:
+        self._offset += written
+        while self._items and self._offset >= len(self._items[0].data):
+            item = self._items.pop(0)
+            self._offset -= len(item.data)
+            self._written += item.record is not None
+
+    def _failure(self, exc: OSError, action: str) -> SessionWriteError:
+        waiting = len(self.pending)
+        message = describe_os_error(exc, self.session.path, action)
+        if waiting:
+            noun = "record is" if waiting == 1 else "records are"
+            message += f" The conversation is kept in memory ({waiting} {noun} waiting) and will be saved at the next write."
+        log.warning("session %s: %s", self.session.id, message)
+        return SessionWriteError(message, path=self.session.path, errno=exc.errno, pending=waiting)
+
+
+def _call_dict(call: Any) -> dict[str, Any]:
+    """A tool call as ``{"id", "name", "parameters"}`` from a ToolCall or a mapping."""
+    if hasattr(call, "as_dict"):
+        return call.as_dict()
+    return {"id": str(call.get("id", "")), "name": str(call.get("name", "")), "parameters": dict(call.get("parameters") or {})}
+
+
+def _last_byte(path: os.PathLike[str] | str, size: int) -> bytes:
+    with open(path, "rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1)
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
