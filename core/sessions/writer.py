@@ -324,7 +324,7 @@ class SessionWriter:
                 if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
                     # The lines are written (a crash of the app will not lose them) but
                     # may not survive a power loss; say so rather than write them twice.
-                    raise self._failure(exc, "flush the session transcript to disk") from exc
+                    raise self._failure(exc, "flush to disk the session transcript") from exc
 
     def _advance(self, written: int) -> None:
         self._offset += written

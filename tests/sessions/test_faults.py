@@ -188,3 +188,14 @@ def test_lock_held_by_another_process(store: SessionStore, session: Session, tmp
     with store.writer(session) as writer:  # the kernel released the lock either way
         writer.user("mine now")
     assert _contents(session) == ["held by another process", "mine now"]
+
+
+def test_fork_leaves_out_a_partial_last_line(store: SessionStore, session: Session) -> None:
+    with store.writer(session) as writer:
+        writer.user("complete")
+    with open(session.path, "ab") as handle:
+        handle.write(b'{"kind":"user","ts":1.0,"content":"cut sh')
+    forked = store.fork(session)
+    loaded = load_session(forked)
+    assert loaded.warnings == [] and [m["content"] for m in loaded.messages] == ["complete"]
+    assert [r["kind"] for r in loaded.records] == ["meta", "user"]
