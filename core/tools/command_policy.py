@@ -1,0 +1,473 @@
+"""What a command line from the model may run: the program allowlist and its checks.
+
+Nothing here runs anything. :func:`plan_command` turns a command line into the
+argv of each pipeline stage, or raises :class:`CommandRefused` with a reason
+written for the model. Three kinds of refusal:
+
+- ``SYNTAX``: shell syntax (chaining, substitution, redirection, subshells,
+  line breaks, ``$``, backticks). There is no shell, so these never work; they are
+  refused without asking anyone.
+- ``FORBIDDEN``: things no approval can unlock: shells and program launchers
+  (``bash -c``, ``env``, ``xargs``...), options that run programs or write files
+  (``find -exec``, ``rg --pre``, ``sort -o``, ``git -c``...), symlink following,
+  and paths outside the project root.
+- Anything else that is not a read-only file-finding command is *planned* with
+  :class:`Approval` entries: the caller asks the user (or applies the approval
+  mode) before running it.
+
+The allowlist: ``find``, ``ls``, ``git ls-files``, ``git grep -l``, ``grep -l``,
+``rg --files``/``rg -l``, ``fd``/``fdfind``; after a ``|`` also the filters
+``head``, ``tail``, ``sort``, ``uniq``, ``wc`` and ``grep``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Mapping
+
+from core.tools.command_syntax import CommandRefused, RefusalKind, split_pipeline
+from core.tools.paths_guard import PathRefused, resolve_in_root
+from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, is_secret_path
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox", "toybox"})
+LAUNCHERS = frozenset({
+    "env", "timeout", "nice", "nohup", "xargs", "sudo", "doas", "su", "pkexec", "runuser", "exec", "eval",
+    "source", "command", "builtin", "stdbuf", "setsid", "chroot", "ionice", "taskset", "time", "strace",
+    "ltrace", "gdb", "watch", "parallel", "script", "unbuffer", "flock", "chrt", "systemd-run", "nsenter",
+    "unshare", "firejail", "expect",
+})
+SOURCES = ("find", "ls", "git ls-files", "git grep -l", "grep -l", "rg --files", "rg -l", "fd")
+FILTERS = frozenset({"head", "tail", "sort", "uniq", "wc"})
+
+_SYMLINK = "follows symbolic links, which may lead outside the project"
+_RUNS = "runs other programs"
+_WRITES = "writes files"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Something in a command that needs the user's approval before it runs."""
+
+    key: str
+    """What "allow for this session" remembers (usually the program name)."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class CommandPlan:
+    """The argv of each pipeline stage, and what needs approval before running them."""
+
+    stages: tuple[tuple[str, ...], ...]
+    approvals: tuple[Approval, ...] = ()
+
+
+def _forbidden(reason: str) -> CommandRefused:
+    return CommandRefused(RefusalKind.FORBIDDEN, reason)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """How a program's options are spelled: which take a value, which are refused."""
+
+    short_args: str = ""
+    long_args: frozenset[str] = frozenset()
+    forbidden: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Parsed:
+    options: list[tuple[str, str | None]]
+    positionals: list[str]
+    end: int
+    """Index in the arguments where options end (the ``--``), or their length."""
+
+    def has(self, *names: str) -> bool:
+        return any(opt in names for opt, _ in self.options)
+
+    def values(self, *names: str) -> list[str]:
+        return [value for opt, value in self.options if opt in names and value is not None]
+
+
+def _refuse_option(program: str, option: str, why: str) -> CommandRefused:
+    return _forbidden(f"{program} {option} is not allowed: it {why}. Leave the option out.")
+
+
+def _parse(program: str, args: list[str], spec: _Options) -> _Parsed:
+    """getopt-style parse; long options are refused on any unambiguous abbreviation too."""
+    parsed = _Parsed([], [], len(args))
+    i, n = 0, len(args)
+    while i < n:
+        token = args[i]
+        i += 1
+        if token == "--":
+            parsed.end = i - 1
+            parsed.positionals.extend(args[i:])
+            break
+        if token == "-" or not token.startswith("-"):
+            parsed.positionals.append(token)
+            continue
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            for refused, why in spec.forbidden.items():
+                if refused.startswith("--") and refused.startswith(name):
+                    raise _refuse_option(program, refused, why)
+            if not eq and name in spec.long_args and i < n:
+                value, i = args[i], i + 1
+                parsed.options.append((name, value))
+            else:
+                parsed.options.append((name, value if eq else None))
+            continue
+        for j in range(1, len(token)):
+            option = "-" + token[j]
+            if option in spec.forbidden:
+                raise _refuse_option(program, option, spec.forbidden[option])
+            if token[j] in spec.short_args:
+                value = token[j + 1 :]
+                if not value and i < n:
+                    value, i = args[i], i + 1
+                parsed.options.append((option, value))
+                break
+            parsed.options.append((option, None))
+    return parsed
+
+
+class _Stage:
+    """Checks for one pipeline stage; collects what needs approval."""
+
+    def __init__(self, root: Path, first: bool) -> None:
+        self.root = root
+        self.first = first
+        self.approvals: list[Approval] = []
+
+    def path(self, raw: str, *, reads: bool = False) -> None:
+        """Refuse a path outside the root; with ``reads``, also a secret file."""
+        if raw == "-":
+            return
+        try:
+            resolved = resolve_in_root(raw, self.root)
+        except PathRefused as exc:
+            raise _forbidden(exc.reason) from None
+        if reads:
+            why = is_secret_path(raw) or is_secret_path(resolved)
+            if why:
+                raise _forbidden(f"Searching {raw!r} is refused: {why}.")
+
+    def ask(self, key: str, reason: str) -> None:
+        self.approvals.append(Approval(key, reason))
+
+
+# ---------------------------------------------------------------- find, ls
+_FIND_FORBIDDEN = {
+    "-exec": _RUNS, "-execdir": _RUNS, "-ok": _RUNS, "-okdir": _RUNS, "-delete": "deletes files",
+    "-fprint": _WRITES, "-fprint0": _WRITES, "-fprintf": _WRITES, "-fls": _WRITES,
+    "-files0-from": "reads its starting points from a file", "-L": _SYMLINK, "-follow": _SYMLINK,
+}
+_FIND_FILE_REFS = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
+
+
+def _find(args: list[str], stage: _Stage) -> list[str]:
+    for token in args:
+        if token in _FIND_FORBIDDEN:
+            raise _refuse_option("find", token, _FIND_FORBIDDEN[token])
+    i = 0
+    while i < len(args) and (args[i] in ("-H", "-P", "-D") or re.fullmatch(r"-O\d*", args[i])):
+        i += 2 if args[i] == "-D" else 1
+    while i < len(args) and not args[i].startswith("-") and args[i] not in ("(", ")", "!", ","):
+        stage.path(args[i])
+        i += 1
+    for k in range(i, len(args) - 1):
+        if args[k] in _FIND_FILE_REFS or re.fullmatch(r"-newer[aBcm][aBcm]", args[k]):
+            stage.path(args[k + 1])
+    return ["find", *args]
+
+
+_LS = _Options(
+    short_args="ITw",
+    long_args=frozenset({"--block-size", "--format", "--hide", "--ignore", "--indicator-style", "--quoting-style",
+                         "--sort", "--tabsize", "--time", "--time-style", "--width"}),
+    forbidden={"-L": _SYMLINK, "--dereference": _SYMLINK},
+)
+
+
+def _ls(args: list[str], stage: _Stage) -> list[str]:
+    for operand in _parse("ls", args, _LS).positionals:
+        stage.path(operand)
+    return ["ls", *args]
+
+
+def ls_listing_dir(argv: list[str]) -> str | None:
+    """For ``ls DIR`` (one operand, no -d/-R), the DIR its output names are relative to."""
+    if not argv or Path(argv[0]).name != "ls":
+        return None
+    parsed = _parse("ls", argv[1:], _LS)
+    flags = {opt for opt, _ in parsed.options}
+    if len(parsed.positionals) != 1 or flags & {"-d", "-R", "--directory", "--recursive"}:
+        return None
+    return parsed.positionals[0]
+
+
+# ---------------------------------------------------------------- grep, rg, fd
+_GREP = _Options(
+    short_args="efmABCdD",
+    long_args=frozenset({"--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context",
+                         "--directories", "--devices", "--include", "--exclude", "--exclude-from", "--exclude-dir",
+                         "--label", "--binary-files", "--group-separator"}),
+    forbidden={"-R": _SYMLINK, "--dereference-recursive": _SYMLINK},
+)
+_GREP_LISTING = ("-l", "-L", "--files-with-matches", "--files-without-match")
+
+
+def _lists_files(parsed: _Parsed, flags: tuple[str, ...]) -> bool:
+    return any(
+        opt in flags or (len(opt) > 7 and any(f.startswith(opt) for f in flags if f.startswith("--")))
+        for opt, _ in parsed.options
+    )
+
+
+def _operands(parsed: _Parsed, pattern_options: tuple[str, ...]) -> list[str]:
+    """Positionals minus the leading pattern (unless the pattern came from an option)."""
+    if parsed.has(*pattern_options):
+        return parsed.positionals
+    return parsed.positionals[1:]
+
+
+def _insert(args: list[str], at: int, extra: list[str]) -> list[str]:
+    return [*args[:at], *extra, *args[at:]]
+
+
+def _grep(args: list[str], stage: _Stage) -> list[str]:
+    parsed = _parse("grep", args, _GREP)
+    for value in parsed.values("-f", "--file", "--exclude-from"):
+        stage.path(value, reads=True)
+    files = _operands(parsed, ("-e", "-f", "--regexp", "--file"))
+    for operand in files:
+        stage.path(operand, reads=True)
+    if not stage.first:
+        if files:
+            stage.ask("grep:files", "grep after '|' should filter the previous command's output; "
+                      "with file arguments it reads file contents.")
+        return ["grep", *args]
+    if not _lists_files(parsed, _GREP_LISTING):
+        stage.ask("grep:content", "grep without -l/-L prints matching lines, i.e. file contents; "
+                  "add -l to list the matching files instead.")
+    excludes = [f"--exclude={g}" for g in SEARCH_EXCLUDE_GLOBS] + [f"--exclude-dir={d}" for d in (".git", *sorted(SECRET_DIRS))]
+    return ["grep", *_insert(args, parsed.end, excludes)]
+
+
+_RG = _Options(
+    short_args="efgtTmABCjMrdE",
+    long_args=frozenset({"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--type-add", "--type-clear",
+                         "--max-count", "--after-context", "--before-context", "--context", "--threads",
+                         "--max-columns", "--encoding", "--replace", "--max-depth", "--ignore-file",
+                         "--path-separator", "--sort", "--sortr", "--color", "--colors", "--context-separator",
+                         "--field-match-separator", "--max-filesize", "--dfa-size-limit", "--regex-size-limit",
+                         "--engine", "--hyperlink-format"}),
+    forbidden={"--pre": _RUNS, "--pre-glob": _RUNS, "-z": "runs decompression programs", "--search-zip":
+               "runs decompression programs", "--hostname-bin": _RUNS, "-L": _SYMLINK, "--follow": _SYMLINK},
+)
+_RG_LISTING = ("--files", "-l", "--files-with-matches", "--files-without-match")
+
+
+def _rg(program: str, args: list[str], stage: _Stage) -> list[str]:
+    parsed = _parse(program, args, _RG)
+    for value in parsed.values("-f", "--file", "--ignore-file"):
+        stage.path(value, reads=True)
+    listing_only = parsed.has("--files")
+    paths = parsed.positionals if listing_only else _operands(parsed, ("-e", "-f", "--regexp", "--file"))
+    for operand in paths:
+        stage.path(operand, reads=True)
+    if not _lists_files(parsed, _RG_LISTING):
+        stage.ask(f"{program}:content", f"{program} without --files or -l prints matching lines, i.e. file "
+                  "contents; add -l to list the matching files instead.")
+    extra = [] if listing_only else [f"--glob=!{g}" for g in (*SEARCH_EXCLUDE_GLOBS, *sorted(SECRET_DIRS))]
+    return [program, "--no-config", *_insert(args, parsed.end, extra)]
+
+
+_FD = _Options(
+    short_args="etEdcjSo",
+    long_args=frozenset({"--extension", "--type", "--exclude", "--max-depth", "--min-depth", "--exact-depth", "--size",
+                         "--changed-within", "--changed-before", "--owner", "--color", "--threads", "--max-results",
+                         "--base-directory", "--search-path", "--ignore-file", "--path-separator", "--format",
+                         "--batch-size", "--max-buffer-time", "--and"}),
+    forbidden={"-x": _RUNS, "--exec": _RUNS, "-X": _RUNS, "--exec-batch": _RUNS, "-L": _SYMLINK, "--follow": _SYMLINK},
+)
+
+
+def _fd(program: str, args: list[str], stage: _Stage) -> list[str]:
+    parsed = _parse(program, args, _FD)
+    for value in parsed.values("--base-directory", "--search-path", "--ignore-file"):
+        stage.path(value)
+    for operand in parsed.positionals[1:]:
+        stage.path(operand)
+    return [program, *args]
+
+
+# ---------------------------------------------------------------- git
+_GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
+                               "--icase-pathspecs", "--no-optional-locks", "--no-replace-objects"})
+# Keep a hostile repository config from running programs (fsmonitor) and keep names unquoted.
+GIT_HARDENING = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false")
+_GIT_LS_FILES = _Options(
+    short_args="xX",
+    long_args=frozenset({"--exclude", "--exclude-from", "--exclude-per-directory", "--with-tree", "--format"}),
+)
+_GIT_GREP = _Options(
+    short_args="efABCm",
+    long_args=frozenset({"--max-depth", "--threads", "--context", "--after-context", "--before-context",
+                         "--max-count"}),
+    forbidden={"-O": _RUNS, "--open-files-in-pager": _RUNS, "--textconv": "runs conversion programs from git config",
+               "--ext-grep": _RUNS},
+)
+_GIT_GREP_LISTING = ("-l", "-L", "--name-only", "--files-with-matches", "--files-without-match")
+_GIT_ANY_FORBIDDEN = {
+    "--output": _WRITES, "--output-directory": _WRITES, "-o": _WRITES, "--exec": _RUNS, "--upload-pack": _RUNS,
+    "--receive-pack": _RUNS, "--open-files-in-pager": _RUNS, "--textconv": _RUNS, "--ext-diff": _RUNS,
+    "--config-env": "changes git's configuration", "--exec-path": _RUNS,
+}
+
+
+def _pathspec_path(spec: str) -> str:
+    """The path part of a git pathspec with magic (``:(exclude)x``, ``:!x``, ``:/x``)."""
+    if spec.startswith(":("):
+        close = spec.find(")")
+        return spec[close + 1 :] if close != -1 else spec
+    if spec.startswith(":"):
+        rest = spec[1:].lstrip("/!^")
+        return rest[1:] if rest.startswith(":") else rest
+    return spec
+
+
+def _git(args: list[str], stage: _Stage) -> list[str]:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        token = args[i]
+        if token == "-C" and i + 1 < len(args):
+            stage.path(args[i + 1])
+            i += 2
+        elif token in _GIT_SAFE_GLOBALS:
+            i += 1
+        else:
+            raise _forbidden(f"git {token} is not allowed: options before the subcommand can change git's "
+                             "configuration or repository, or run programs. Leave it out.")
+    if i == len(args):
+        raise _forbidden("git needs a subcommand; the allowed ones are: git ls-files, git grep -l.")
+    sub, rest = args[i], args[i + 1 :]
+    if sub == "ls-files":
+        parsed = _parse("git ls-files", rest, _GIT_LS_FILES)
+        for value in parsed.values("-X", "--exclude-from"):
+            stage.path(value, reads=True)
+        for spec in parsed.positionals:
+            stage.path(_pathspec_path(spec))
+    elif sub == "grep":
+        parsed = _parse("git grep", rest, _GIT_GREP)
+        for value in parsed.values("-f"):
+            stage.path(value, reads=True)
+        for spec in _operands(parsed, ("-e", "-f")):
+            stage.path(_pathspec_path(spec), reads=True)
+        if not _lists_files(parsed, _GIT_GREP_LISTING):
+            stage.ask("git grep:content", "git grep without -l prints matching lines, i.e. file contents; "
+                      "add -l to list the matching files instead.")
+        if parsed.has("--no-index", "--no-exclude-standard"):
+            stage.ask("git grep:ignored", "this git grep also searches files git ignores, such as .env.")
+    else:
+        for token in rest:
+            name = token.partition("=")[0]
+            for refused, why in _GIT_ANY_FORBIDDEN.items():
+                if (len(name) > 2 and refused.startswith(name) and name.startswith("--")) or (
+                    not refused.startswith("--") and name.startswith(refused)
+                ):
+                    raise _refuse_option(f"git {sub}", refused, why)
+        stage.ask(f"git {sub}", f"git {sub} is not one of the read-only file-finding commands ({', '.join(SOURCES)}).")
+    return ["git", *GIT_HARDENING, *args]
+
+
+# ---------------------------------------------------------------- filters, others
+_FILTER_OPTIONS = {
+    "head": _Options(short_args="nc", long_args=frozenset({"--lines", "--bytes"})),
+    "tail": _Options(short_args="ncs", long_args=frozenset({"--lines", "--bytes", "--sleep-interval", "--pid",
+                                                            "--max-unchanged-stats"})),
+    "sort": _Options(
+        short_args="ktS",
+        long_args=frozenset({"--key", "--field-separator", "--buffer-size", "--parallel", "--batch-size", "--sort"}),
+        forbidden={"-o": _WRITES, "--output": _WRITES, "--compress-program": _RUNS, "-T": _WRITES,
+                   "--temporary-directory": _WRITES, "--files0-from": "reads a list of files",
+                   "--random-source": "reads a file"},
+    ),
+    "uniq": _Options(short_args="fsw", long_args=frozenset({"--skip-fields", "--skip-chars", "--check-chars"})),
+    "wc": _Options(forbidden={"--files0-from": "reads a list of files"}),
+}
+
+
+def _filter(program: str, args: list[str], stage: _Stage) -> list[str]:
+    parsed = _parse(program, args, _FILTER_OPTIONS[program])
+    if program == "uniq" and len(parsed.positionals) > 1:
+        raise _refuse_option("uniq", "OUTPUT", "writes its result into the second file named")
+    for operand in parsed.positionals:
+        stage.path(operand, reads=True)
+    if stage.first:
+        stage.ask(program, f"{program} is a filter: it may follow a file-finding command after '|', "
+                  "but on its own it reads file contents.")
+    elif parsed.positionals:
+        stage.ask(f"{program}:files", f"{program} after '|' should filter the previous command's output; "
+                  "with file arguments it reads file contents.")
+    return [program, *args]
+
+
+def _other(program: str, args: list[str], stage: _Stage) -> list[str]:
+    for arg in args:
+        values = [arg, arg.partition("=")[2]] if arg.startswith("-") else [arg]
+        for value in values:
+            if value.startswith(("/", "~")) or ".." in PurePosixPath(value).parts:
+                stage.path(value)
+    stage.ask(program, f"{program!r} is not one of the read-only file-finding programs ({', '.join(SOURCES)}).")
+    return [program, *args]
+
+
+def _plan_stage(words: list[str], stage: _Stage) -> list[str]:
+    program, args = words[0], words[1:]
+    if not program or "/" in program:
+        raise _forbidden(f"Program {program!r} is given as a path; name the program only (it is looked up on PATH).")
+    if program in SHELLS:
+        raise _forbidden(f"{program} is a shell; nothing here runs through a shell. Run the program you need "
+                         "directly, e.g. find . -name '*.py'.")
+    if program in LAUNCHERS:
+        raise _forbidden(f"{program} launches or wraps other programs, which is not allowed. Run the program "
+                         "directly; timeouts are applied for you.")
+    if program == "find":
+        return _find(args, stage)
+    if program == "ls":
+        return _ls(args, stage)
+    if program == "grep":
+        return _grep(args, stage)
+    if program == "git":
+        return _git(args, stage)
+    if program in ("rg", "fd", "fdfind"):
+        return _rg(program, args, stage) if program == "rg" else _fd(program, args, stage)
+    if program in FILTERS:
+        return _filter(program, args, stage)
+    return _other(program, args, stage)
+
+
+def plan_command(command: str, project_root: Path) -> CommandPlan:
+    """Check a command line and plan what would run.
+
+    Args:
+        command: The command line as the model sent it.
+        project_root: The directory commands run in; no path may leave it.
+
+    Returns:
+        The argv per stage (with hardening options added for git, grep and rg) and
+        the approvals needed; an empty ``approvals`` means read-only and allowed.
+
+    Raises:
+        CommandRefused: Kind ``SYNTAX`` or ``FORBIDDEN``; never asked about.
+    """
+    stages: list[tuple[str, ...]] = []
+    approvals: list[Approval] = []
+    for index, words in enumerate(split_pipeline(command)):
+        stage = _Stage(project_root, first=index == 0)
+        stages.append(tuple(_plan_stage(words, stage)))
+        approvals.extend(stage.approvals)
+    return CommandPlan(stages=tuple(stages), approvals=tuple(approvals))

@@ -1,0 +1,446 @@
+"""The ``executeFilePathCommand`` tool: read-only file-finding commands, run safely.
+
+A command line from the model is checked by :mod:`core.tools.command_policy`
+(never a shell; an allowlist of read-only programs; dangerous options and paths
+outside the project refused), then run with ``asyncio.create_subprocess_exec``:
+pipes connected here, each stage in its own process group (killed as a whole on
+timeout, on output overflow and on cancellation), in the project root, with an
+environment stripped of secrets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import shlex
+import shutil
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+from core.tools.command_policy import SOURCES, Approval, CommandRefused, ls_listing_dir, plan_command
+from core.tools.paths_guard import is_inside, relative_display
+from core.tools.secrets import redact, scrubbed_env
+from core.types import ApprovalRequest, Approver, Decision, TaskResult, ToolCall, error_result, ok_result
+
+__all__ = [
+    "FILE_PATH_COMMAND_SPEC",
+    "CommandResult",
+    "execute_command_safely",
+    "parse_file_paths_from_output",
+    "run_file_path_command",
+    "scrubbed_env",
+]
+
+log = logging.getLogger(__name__)
+
+TOOL_NAME = "executeFilePathCommand"
+STDERR_CAP = 64 * 1024
+MAX_LISTED_PATHS = 500
+MAX_PARSED_PATHS = 20_000
+_CHUNK = 64 * 1024
+_REAP_SECONDS = 2.0
+# Programs whose exit status 1 means "nothing matched", not a failure.
+_NO_MATCH_IS_ONE = frozenset({"grep", "rg", "git"})
+# Keeps git and pagers quiet and non-interactive in the child.
+_CHILD_EXTRA_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+CommandStatus = Literal["success", "error", "refused", "timeout", "cancelled"]
+
+FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": (
+        "Run a read-only file-finding command in the project root and get back the file paths it prints. "
+        "There is no shell: one program, optionally piped with '|' into filters. Allowed programs: find, ls, "
+        "git ls-files, git grep -l, grep -l/-L (e.g. grep -rl PATTERN .), rg --files, rg -l, fd. Filters after "
+        "'|': head, tail, sort, uniq, wc, grep. Refused: ';', '&&', '||', '$(...)', backticks, redirection, "
+        "find -exec/-delete, paths outside the project. Example: find . -name '*.py' | grep auth"
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string", "description": "The command line, e.g. git ls-files '*.py'"}},
+        "required": ["command"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What happened to a command.
+
+    ``status`` is ``success``, ``error`` (non-zero exit or could not start),
+    ``refused`` (never ran; ``reason`` says why, written for the model),
+    ``timeout`` (killed; partial output kept) or ``cancelled`` (reserved for
+    callers: :func:`execute_command_safely` re-raises ``CancelledError``).
+    """
+
+    status: CommandStatus
+    stdout: str = ""
+    stderr: str = ""
+    returncode: int | None = None
+    reason: str = ""
+    truncated: bool = False
+    argv: list[list[str]] = field(default_factory=list)
+    decision: str = ""
+    """How approval went when it was needed: a Decision value, ``allow_mode``, ``session``, or empty."""
+    duration: float = 0.0
+
+
+class _NotRunnable(Exception):
+    pass
+
+
+def _search_path(env: Mapping[str, str], root: Path) -> str:
+    """PATH without relative entries or directories inside the project (a repo cannot plant a ``find``)."""
+    keep = []
+    for entry in env.get("PATH", os.defpath).split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        try:
+            if is_inside(Path(entry).resolve(), root):
+                continue
+        except OSError:
+            continue
+        keep.append(entry)
+    return os.pathsep.join(keep)
+
+
+def _resolve_programs(stages: list[list[str]], env: Mapping[str, str], root: Path) -> list[list[str]]:
+    path = _search_path(env, root)
+    resolved = []
+    for argv in stages:
+        found = shutil.which(argv[0], path=path)
+        if found is None:
+            hint = " Use find or grep -rl instead." if argv[0] in ("rg", "fd", "fdfind") else ""
+            raise _NotRunnable(f"The program {argv[0]!r} is not installed (not found on PATH).{hint}")
+        resolved.append([found, *argv[1:]])
+    return resolved
+
+
+def _display(stages: list[list[str]]) -> str:
+    return " | ".join(shlex.join(argv) for argv in stages)
+
+
+async def _approve(
+    command: str,
+    display: str,
+    pending: list[Approval],
+    *,
+    approve: Approver | None,
+    approval_mode: str,
+    session_allowed: set[str] | None,
+    tool_call_id: str,
+) -> tuple[str, str]:
+    """Apply the approval mode or ask; returns (decision, refusal reason or "")."""
+    keys = list(dict.fromkeys(a.key for a in pending))
+    why = " ".join(dict.fromkeys(a.reason for a in pending))
+    use_instead = f"Read-only file-finding commands run without approval: {', '.join(SOURCES)}."
+    if approval_mode == "allow":
+        return "allow_mode", ""
+    if approval_mode == "deny":
+        return Decision.DENY.value, f"{why} It needs approval and the approval mode is 'deny'. {use_instead}"
+    if approve is None:
+        return "", f"{why} It needs the user's approval, which cannot be asked here. {use_instead}"
+    request = ApprovalRequest(
+        tool_call=ToolCall(id=tool_call_id or TOOL_NAME, name=TOOL_NAME, parameters={"command": command}),
+        title=f"Run {', '.join(keys)}?",
+        detail=display,
+        reason=why,
+        session_key=",".join(keys),
+    )
+    try:
+        decision = Decision(await approve(request))
+    except Exception:  # noqa: BLE001 - a broken prompt must not run the command
+        log.exception("approval callback failed; treating as deny")
+        decision = Decision.DENY
+    if decision is Decision.DENY:
+        return decision.value, f"The user declined to run: {display}. {use_instead}"
+    if decision is Decision.ALLOW_SESSION and session_allowed is not None:
+        session_allowed.update(keys)
+    return decision.value, ""
+
+
+def _kill_groups(procs: list[asyncio.subprocess.Process]) -> None:
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+async def _reap(procs: list[asyncio.subprocess.Process], readers: list[asyncio.Task[None]]) -> None:
+    """Wait briefly for killed processes and their pipes, so nothing is left behind."""
+    try:
+        async with asyncio.timeout(_REAP_SECONDS):
+            await asyncio.gather(*(proc.wait() for proc in procs), *readers, return_exceptions=True)
+    except TimeoutError:
+        log.warning("processes %s did not finish after SIGKILL", [p.pid for p in procs])
+    for reader in readers:
+        reader.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
+
+
+async def _drain(stream: asyncio.StreamReader, sink: bytearray, cap: int) -> None:
+    while chunk := await stream.read(_CHUNK):
+        if len(sink) < cap:
+            sink += chunk[: cap - len(sink)]
+
+
+async def _spawn(stages: list[list[str]], cwd: Path, env: dict[str, str]) -> list[asyncio.subprocess.Process]:
+    """Start every stage, connecting stdout of one to stdin of the next with os.pipe."""
+    procs: list[asyncio.subprocess.Process] = []
+    previous: int | None = None
+    try:
+        for index, argv in enumerate(stages):
+            read_next, write = os.pipe() if index < len(stages) - 1 else (None, None)
+            stdin, previous = previous, None
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
+                    stdout=asyncio.subprocess.PIPE if write is None else write,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
+            except BaseException:
+                if read_next is not None:
+                    os.close(read_next)
+                raise
+            finally:
+                for fd in (stdin, write):
+                    if fd is not None:
+                        os.close(fd)
+            previous = read_next
+            procs.append(proc)
+    except BaseException:
+        _kill_groups(procs)
+        await _reap(procs, [])
+        raise
+    return procs
+
+
+async def _run(
+    stages: list[list[str]], *, cwd: Path, env: dict[str, str], timeout: float, max_output: int
+) -> tuple[str, bytes, bytes, int | None, bool]:
+    """Run a planned pipeline; returns (status, stdout, stderr, returncode, truncated)."""
+    procs = await _spawn(stages, cwd, env)
+    last = procs[-1]
+    assert last.stdout is not None
+    stdout = bytearray()
+    errors = [bytearray() for _ in procs]
+    readers = [asyncio.create_task(_drain(p.stderr, buf, STDERR_CAP)) for p, buf in zip(procs, errors)]  # type: ignore[arg-type]
+    truncated = False
+
+    def discard_rest() -> None:
+        # Keep reading (and dropping) stdout so the pipe closes and the process can be reaped.
+        if len(readers) == len(procs):
+            readers.append(asyncio.create_task(_drain(last.stdout, bytearray(), 0)))  # type: ignore[arg-type]
+
+    try:
+        async with asyncio.timeout(timeout):
+            while chunk := await last.stdout.read(_CHUNK):
+                room = max_output - len(stdout)
+                if len(chunk) > room:
+                    stdout += chunk[:room]
+                    truncated = True
+                    _kill_groups(procs)
+                    break
+                stdout += chunk
+            discard_rest()
+            await asyncio.gather(*(proc.wait() for proc in procs), *readers)
+    except TimeoutError:
+        _kill_groups(procs)
+        discard_rest()
+        await _reap(procs, readers)
+        return "timeout", bytes(stdout), b"".join(errors), last.returncode, truncated
+    except BaseException:  # CancelledError above all: kill, reap, re-raise
+        _kill_groups(procs)
+        discard_rest()
+        await _reap(procs, readers)
+        raise
+    if truncated:
+        del stdout[stdout.rfind(b"\n") + 1 :]
+    return "done", bytes(stdout), b"".join(errors), last.returncode, truncated
+
+
+async def execute_command_safely(
+    command: str,
+    *,
+    project_root: Path,
+    timeout: float = 30.0,
+    max_output: int = 1_000_000,
+    secrets: Sequence[str] = (),
+    approve: Approver | None = None,
+    approval_mode: str = "ask",
+    session_allowed: set[str] | None = None,
+    tool_call_id: str = "",
+) -> CommandResult:
+    """Run a command line from the model without a shell, if policy allows it.
+
+    Args:
+        command: The command line (see ``FILE_PATH_COMMAND_SPEC`` for what is allowed).
+        project_root: Working directory; no path argument may leave it.
+        timeout: Seconds before every process group of the pipeline is killed.
+        max_output: Bytes of stdout kept; beyond it the pipeline is killed and the
+            result marked truncated (cut back to the last complete line).
+        secrets: Secret values kept out of the child environment and redacted from output.
+        approve: Asked about commands outside the read-only allowlist when
+            ``approval_mode`` is ``ask``. Never asked about shell syntax or forbidden options.
+        approval_mode: ``ask``, ``allow`` (run without asking) or ``deny``.
+        session_allowed: Keys the user allowed for the session; ``ALLOW_SESSION`` adds to it.
+        tool_call_id: Id of the tool call, carried in the approval request.
+
+    Returns:
+        A CommandResult; refusals and failures are results, not exceptions.
+
+    Raises:
+        asyncio.CancelledError: When cancelled, after killing every process group.
+    """
+    started = time.monotonic()
+    secret_values = [s for s in secrets if s]
+
+    def finish(status: CommandStatus, **fields: Any) -> CommandResult:
+        for name in ("stdout", "stderr", "reason"):
+            if fields.get(name):
+                fields[name] = redact(fields[name], secret_values)
+        return CommandResult(status=status, duration=time.monotonic() - started, **fields)
+
+    try:
+        plan = plan_command(command, project_root)
+    except CommandRefused as exc:
+        log.info("refused command (%s): %s", exc.kind, redact(exc.reason, secret_values))
+        return finish("refused", reason=exc.reason)
+    env = {**scrubbed_env(secret_values), **_CHILD_EXTRA_ENV}
+    planned = [list(stage) for stage in plan.stages]
+    try:
+        stages = _resolve_programs(planned, env, project_root.resolve())
+    except _NotRunnable as exc:
+        return finish("error", reason=str(exc), argv=planned)
+    display = _display(stages)
+    pending = [a for a in plan.approvals if session_allowed is None or a.key not in session_allowed]
+    decision = "session" if plan.approvals and not pending else ""
+    if pending:
+        decision, refusal = await _approve(
+            command, display, pending, approve=approve, approval_mode=approval_mode,
+            session_allowed=session_allowed, tool_call_id=tool_call_id,
+        )
+        if refusal:
+            return finish("refused", reason=refusal, argv=stages, decision=decision)
+    log.info("running %s", redact(display, secret_values))
+    try:
+        status, out, err, code, truncated = await _run(
+            stages, cwd=project_root, env=env, timeout=timeout, max_output=max_output
+        )
+    except OSError as exc:
+        return finish("error", reason=f"Could not start {display}: {exc.strerror or exc}.", argv=stages,
+                      decision=decision)
+    stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    common = dict(stdout=stdout, stderr=stderr, returncode=code, truncated=truncated, argv=stages, decision=decision)
+    if status == "timeout":
+        return finish("timeout", reason=f"The command ran longer than {timeout:g} s and was stopped. "
+                      "Narrow the search (a subdirectory, -maxdepth, a more specific pattern).", **common)
+    if truncated:
+        return finish("success", reason=f"The output passed {max_output} bytes; it was cut there and the command "
+                      "was stopped. Narrow the search.", **common)
+    program = Path(stages[-1][0]).name
+    if code == 0 or (code == 1 and program in _NO_MATCH_IS_ONE and not stderr.strip()):
+        return finish("success", **common)
+    first_line = stderr.strip().splitlines()[0] if stderr.strip() else "no error message"
+    return finish("error", reason=f"The command exited with status {code}: {first_line}", **common)
+
+
+def parse_file_paths_from_output(output: str, project_root: Path, *, base: Path | None = None) -> list[str]:
+    """The existing paths inside the project that a command printed, one per line.
+
+    Relative lines are taken from ``base`` (default: the project root). Each path is resolved
+    (symbolic links followed); paths that do not exist, resolve outside the
+    root or lie in git's own ``.git`` directory are dropped, duplicates removed,
+    order kept.
+
+    Returns:
+        Absolute resolved paths as strings.
+    """
+    root = project_root.resolve()
+    seen: set[str] = set()
+    found: list[str] = []
+    for line in re.split(r"[\n\0]", output):
+        text = line.strip()
+        if not text or text.startswith("~"):
+            continue
+        candidate = Path(text) if os.path.isabs(text) else (base or root) / text
+        try:
+            resolved = candidate.resolve(strict=True)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        key = str(resolved)
+        if resolved == root or not is_inside(resolved, root) or key in seen:
+            continue
+        if ".git" in resolved.relative_to(root).parts:
+            continue
+        seen.add(key)
+        found.append(key)
+        if len(found) >= MAX_PARSED_PATHS:
+            break
+    return found
+
+
+def _listing(paths: list[str], root: Path) -> str:
+    shown = [relative_display(Path(p), root) for p in paths[:MAX_LISTED_PATHS]]
+    more = len(paths) - len(shown)
+    tail = [f"... and {more} more; narrow the search to see them."] if more > 0 else []
+    return "\n".join(shown + tail)
+
+
+async def run_file_path_command(
+    params: Mapping[str, Any],
+    *,
+    project_root: Path,
+    timeout: float = 30.0,
+    secrets: Sequence[str] = (),
+    approve: Approver | None = None,
+    approval_mode: str = "ask",
+    session_allowed: set[str] | None = None,
+    tool_call_id: str = "",
+    max_output: int = 1_000_000,
+) -> TaskResult:
+    """Executor of ``executeFilePathCommand``: run the command, report the paths found.
+
+    Success content lists the paths relative to the project root, one per line;
+    ``metadata["paths"]`` holds them absolute. Refusals, failures and timeouts are
+    error results whose content tells the model what to change.
+    """
+    command = params.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return error_result("The 'command' parameter must be a non-empty string, e.g. find . -name '*.py'")
+    result = await execute_command_safely(
+        command, project_root=project_root, timeout=timeout, max_output=max_output, secrets=secrets,
+        approve=approve, approval_mode=approval_mode, session_allowed=session_allowed, tool_call_id=tool_call_id,
+    )
+    listed_dir = ls_listing_dir(result.argv[0]) if result.argv else None
+    base = project_root.resolve() / listed_dir if listed_dir else None
+    paths = parse_file_paths_from_output(result.stdout, project_root, base=base) if result.stdout else []
+    meta = dict(command=command, paths=paths, argv=result.argv, returncode=result.returncode,
+                command_status=result.status, truncated=result.truncated, decision=result.decision)
+    if result.status == "refused":
+        return error_result(f"Refused: {result.reason}", **meta)
+    if result.status == "timeout":
+        partial = f"\nPaths found before it stopped:\n{_listing(paths, project_root)}" if paths else ""
+        return error_result(f"{result.reason}{partial}", **meta)
+    if result.status == "error" and not paths:
+        detail = f"\n{result.stderr.strip()[:2000]}" if result.stderr.strip() else ""
+        return error_result(f"{result.reason}{detail}", **meta)
+    notes = [result.reason] if result.reason else []
+    if paths:
+        body = f"Found {len(paths)} path(s):\n{_listing(paths, project_root)}"
+    elif result.stdout.strip():
+        body = ("The command printed no paths of existing files inside the project. Its output:\n"
+                + result.stdout.strip()[:2000])
+    else:
+        body = "The command found no files."
+    return ok_result("\n".join([body, *notes]), **meta)

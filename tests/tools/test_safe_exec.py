@@ -1,0 +1,320 @@
+"""executeFilePathCommand: real commands in real git repositories, no mocks."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from core.tools.safe_exec import (
+    FILE_PATH_COMMAND_SPEC,
+    execute_command_safely,
+    parse_file_paths_from_output,
+    run_file_path_command,
+    scrubbed_env,
+)
+from core.types import Decision, is_error
+from tests.tools.support import RecordingApprover, git, make_repo, process_gone, write_files
+
+ENV_CANARY = "sk-canary-env-value-0123456789"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(
+        tmp_path / "proj",
+        {
+            "src/auth.py": "def login(user):\n    return authenticate(user)\n",
+            "src/util.py": "def helper():\n    return 1\n",
+            "docs/auth.md": "How auth works.\n",
+            "README.md": "A project.\n",
+            ".gitignore": ".env\nbuild/\n",
+            ".env": f"API_KEY={ENV_CANARY}\n",
+            "build/gen.py": "# generated, mentions authenticate\n",
+        },
+    )
+
+
+@pytest.fixture
+def python_on_path(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Put this interpreter's directory on PATH; returns the program name to use."""
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    return Path(sys.executable).name
+
+
+def rel(paths: list[str], root: Path) -> list[str]:
+    return [Path(p).relative_to(root.resolve()).as_posix() for p in paths]
+
+
+async def find_paths(command: str, root: Path, **kwargs) -> list[str]:
+    result = await run_file_path_command({"command": command}, project_root=root, **kwargs)
+    assert not is_error(result), result["content"]
+    return rel(result["metadata"]["paths"], root)
+
+
+def test_spec_shape() -> None:
+    assert FILE_PATH_COMMAND_SPEC["name"] == "executeFilePathCommand"
+    assert FILE_PATH_COMMAND_SPEC["input_schema"]["required"] == ["command"]
+
+
+class TestAllowedCommands:
+    async def test_find_lists_python_files(self, repo: Path) -> None:
+        assert sorted(await find_paths("find . -name '*.py'", repo)) == ["build/gen.py", "src/auth.py", "src/util.py"]
+
+    async def test_success_content_lists_relative_paths(self, repo: Path) -> None:
+        result = await run_file_path_command({"command": "git ls-files '*.py'"}, project_root=repo)
+        assert result["status"] == "success"
+        assert result["content"].splitlines() == ["Found 2 path(s):", "src/auth.py", "src/util.py"]
+        assert result["metadata"]["paths"] == [str(repo.resolve() / "src/auth.py"), str(repo.resolve() / "src/util.py")]
+
+    async def test_git_grep_lists_tracked_matches_only(self, repo: Path) -> None:
+        assert await find_paths("git grep -l authenticate", repo) == ["src/auth.py"]
+
+    async def test_grep_recursive_list(self, repo: Path) -> None:
+        assert sorted(await find_paths("grep -rl auth .", repo)) == ["build/gen.py", "docs/auth.md", "src/auth.py"]
+
+    async def test_grep_never_searches_env_files(self, repo: Path) -> None:
+        """grep -l must not become an oracle for the contents of .env."""
+        assert await find_paths(f"grep -rl {ENV_CANARY[:12]} .", repo) == []
+        result = await run_file_path_command({"command": f"grep -l {ENV_CANARY[:12]} .env"}, project_root=repo)
+        assert is_error(result) and ".env" in result["content"]
+
+    async def test_pipeline_between_allowed_programs(self, repo: Path) -> None:
+        assert await find_paths("git ls-files | grep auth | sort -r | head -n 1", repo) == ["src/auth.py"]
+
+    async def test_quoted_pipe_is_a_pattern_not_a_pipeline(self, repo: Path) -> None:
+        assert sorted(await find_paths("grep -rlE 'helper|login' src", repo)) == ["src/auth.py", "src/util.py"]
+
+    async def test_ls_of_a_directory_gives_paths_in_it(self, repo: Path) -> None:
+        assert await find_paths("ls src", repo) == ["src/auth.py", "src/util.py"]
+
+    async def test_no_match_is_not_an_error(self, repo: Path) -> None:
+        result = await run_file_path_command({"command": "grep -rl no-such-text-anywhere src"}, project_root=repo)
+        assert result["status"] == "success" and "no files" in result["content"]
+
+    async def test_failing_command_reports_stderr(self, repo: Path) -> None:
+        result = await run_file_path_command({"command": "ls missing-dir"}, project_root=repo)
+        assert is_error(result) and "missing-dir" in result["content"]
+
+    async def test_non_path_output_is_shown(self, repo: Path) -> None:
+        result = await run_file_path_command({"command": "git ls-files | wc -l"}, project_root=repo)
+        assert result["status"] == "success" and "printed no paths" in result["content"]
+        assert result["content"].strip().endswith("5")
+
+    async def test_bad_params(self, repo: Path) -> None:
+        assert is_error(await run_file_path_command({}, project_root=repo))
+        assert is_error(await run_file_path_command({"command": 42}, project_root=repo))
+
+    @pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep not installed")
+    async def test_rg_files_and_list(self, repo: Path) -> None:
+        assert sorted(await find_paths("rg --files src", repo)) == ["src/auth.py", "src/util.py"]
+        assert await find_paths(f"rg -l --hidden {ENV_CANARY[:12]}", repo) == []
+
+    @pytest.mark.skipif(not (shutil.which("fd") or shutil.which("fdfind")), reason="fd not installed")
+    async def test_fd(self, repo: Path) -> None:
+        program = "fd" if shutil.which("fd") else "fdfind"
+        assert "src/auth.py" in await find_paths(f"{program} auth", repo)
+
+    async def test_missing_program_is_reported(self, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("PATH", str(repo.parent / "empty-bin"))
+        result = await execute_command_safely("find .", project_root=repo)
+        assert result.status == "error" and "not installed" in result.reason
+
+
+class TestProgramResolution:
+    async def test_planted_program_in_the_project_is_never_run(self, repo: Path, monkeypatch) -> None:
+        """A repository cannot shadow `find` through a relative or in-project PATH entry."""
+        write_files(repo, {"bin/find": "#!/bin/sh\ntouch PLANTED\n"})
+        (repo / "bin/find").chmod(0o755)
+        monkeypatch.setenv("PATH", os.pathsep.join(["bin", str(repo / "bin"), os.environ["PATH"]]))
+        result = await execute_command_safely("find . -name auth.py", project_root=repo)
+        assert result.status == "success" and "auth.py" in result.stdout
+        assert not (repo / "PLANTED").exists()
+
+    async def test_hostile_git_config_cannot_run_fsmonitor(self, repo: Path) -> None:
+        git(repo, "config", "core.fsmonitor", "touch FSMONITOR_RAN; echo")
+        result = await execute_command_safely("git ls-files", project_root=repo)
+        assert result.status == "success", result.reason
+        assert not (repo / "FSMONITOR_RAN").exists()
+        git(repo, "ls-files")  # the same command without our hardening does run it: the test can fail
+        assert (repo / "FSMONITOR_RAN").exists()
+
+
+class TestParseFilePaths:
+    def test_keeps_existing_inside_drops_the_rest(self, repo: Path, tmp_path: Path) -> None:
+        outside = tmp_path / "outside.txt"
+        outside.write_text("x")
+        (repo / "link_out").symlink_to(outside)
+        (repo / "link_in").symlink_to(repo / "src/util.py")
+        root = repo.resolve()
+        output = "\n".join([
+            "./src/auth.py", "src/auth.py", str(root / "src/auth.py"),  # the same file three ways
+            "missing.py", str(outside), "/etc/passwd", "link_out", "~/x", "../proj/README.md", "",
+            "  docs/auth.md  ", "link_in", ".",
+        ])
+        assert parse_file_paths_from_output(output, repo) == [
+            str(root / "src/auth.py"), str(root / "README.md"), str(root / "docs/auth.md"), str(root / "src/util.py"),
+        ]
+
+    def test_nul_separated(self, repo: Path) -> None:
+        assert rel(parse_file_paths_from_output("src/auth.py\0src/util.py\0", repo), repo) == [
+            "src/auth.py", "src/util.py"]
+
+    def test_sibling_with_shared_prefix_is_outside(self, repo: Path) -> None:
+        evil = repo.parent / (repo.name + "-evil")
+        evil.mkdir()
+        (evil / "x.py").write_text("")
+        assert parse_file_paths_from_output(str(evil / "x.py"), repo) == []
+
+
+class TestApproval:
+    async def test_ask_shows_exact_argv_and_runs_once(self, repo: Path) -> None:
+        approver = RecordingApprover(Decision.ALLOW_ONCE)
+        allowed: set[str] = set()
+        result = await execute_command_safely(
+            "cat README.md", project_root=repo, approve=approver, session_allowed=allowed, tool_call_id="call_1")
+        assert result.status == "success" and result.stdout == "A project.\n"
+        [request] = approver.requests
+        assert request.detail == f"{shutil.which('cat')} README.md"
+        assert request.session_key == "cat" and request.tool_call.id == "call_1"
+        assert request.tool_call.parameters == {"command": "cat README.md"}
+        assert "not one of the read-only" in request.reason
+        assert allowed == set()
+
+    async def test_allow_session_is_remembered(self, repo: Path) -> None:
+        approver = RecordingApprover(Decision.ALLOW_SESSION)
+        allowed: set[str] = set()
+        for _ in range(2):
+            result = await execute_command_safely(
+                "cat README.md", project_root=repo, approve=approver, session_allowed=allowed)
+            assert result.status == "success"
+        assert len(approver.requests) == 1 and allowed == {"cat"}
+        assert result.decision == "session"
+
+    async def test_deny(self, repo: Path) -> None:
+        approver = RecordingApprover(Decision.DENY)
+        result = await execute_command_safely("cat README.md", project_root=repo, approve=approver)
+        assert result.status == "refused" and "declined" in result.reason and result.stdout == ""
+
+    async def test_modes(self, repo: Path) -> None:
+        approver = RecordingApprover(Decision.ALLOW_ONCE)
+        allow = await execute_command_safely("cat README.md", project_root=repo, approve=approver, approval_mode="allow")
+        deny = await execute_command_safely("cat README.md", project_root=repo, approve=approver, approval_mode="deny")
+        nobody = await execute_command_safely("cat README.md", project_root=repo)
+        assert allow.status == "success" and allow.decision == "allow_mode"
+        assert deny.status == "refused" and "'deny'" in deny.reason
+        assert nobody.status == "refused" and "approval" in nobody.reason
+        assert approver.requests == []
+
+    async def test_allowlisted_commands_never_ask(self, repo: Path) -> None:
+        approver = RecordingApprover(Decision.DENY)
+        result = await execute_command_safely("git ls-files | head -1", project_root=repo, approve=approver,
+                                              approval_mode="deny")
+        assert result.status == "success" and approver.requests == []
+
+    async def test_content_grep_needs_approval(self, repo: Path) -> None:
+        approver = RecordingApprover(Decision.DENY)
+        result = await execute_command_safely("grep -r login src", project_root=repo, approve=approver)
+        assert result.status == "refused"
+        assert [r.session_key for r in approver.requests] == ["grep:content"]
+
+    async def test_broken_approver_counts_as_deny(self, repo: Path) -> None:
+        async def broken(request):
+            raise RuntimeError("the screen went away")
+
+        result = await execute_command_safely("cat README.md", project_root=repo, approve=broken)
+        assert result.status == "refused"
+
+
+GROUP_SCRIPT = (
+    "import os, subprocess, time; p = subprocess.Popen(['sleep', '60']); "
+    "open('pids.txt', 'w').write(f'{os.getpid()} {p.pid}'); time.sleep(60)"
+)
+
+
+def read_pids(root: Path, timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = (root / "pids.txt").read_text() if (root / "pids.txt").exists() else ""
+        if len(text.split()) == 2:
+            return [int(x) for x in text.split()]
+        time.sleep(0.02)
+    raise AssertionError("the child never wrote its pids")
+
+
+class TestProcessControl:
+    async def test_timeout_kills_the_process_group(self, repo: Path, python_on_path: str) -> None:
+        started = time.monotonic()
+        result = await execute_command_safely(
+            f'{python_on_path} -c "{GROUP_SCRIPT}"', project_root=repo, timeout=1.5, approval_mode="allow")
+        elapsed = time.monotonic() - started
+        assert result.status == "timeout" and "1.5 s" in result.reason
+        assert elapsed < 5
+        parent, grandchild = read_pids(repo)
+        assert process_gone(parent) and process_gone(grandchild)
+
+    async def test_cancellation_kills_the_group_and_reraises(self, repo: Path, python_on_path: str) -> None:
+        task = asyncio.create_task(execute_command_safely(
+            f'{python_on_path} -c "{GROUP_SCRIPT}"', project_root=repo, timeout=60, approval_mode="allow"))
+        parent, grandchild = await asyncio.to_thread(read_pids, repo)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert process_gone(parent) and process_gone(grandchild)
+
+    async def test_endless_output_is_capped(self, repo: Path) -> None:
+        """`yes` never stops: the reader stops at the cap, kills it, and memory stays bounded."""
+        tracemalloc.start()
+        try:
+            started = time.monotonic()
+            result = await execute_command_safely("yes", project_root=repo, max_output=1_000_000,
+                                                  approval_mode="allow")
+            elapsed = time.monotonic() - started
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert result.status == "success" and result.truncated and "1000000 bytes" in result.reason
+        assert 999_000 <= len(result.stdout) <= 1_000_000 and result.stdout.endswith("y\n")
+        assert elapsed < 5
+        assert peak < 12_000_000, f"peak Python memory {peak} bytes"
+
+    async def test_truncated_listing_drops_the_partial_line(self, repo: Path) -> None:
+        """The cut falls inside "docs/auth.md"; "docs" exists, so a partial line would be a wrong path."""
+        result = await run_file_path_command({"command": "git ls-files"}, project_root=repo, max_output=25)
+        assert result["metadata"]["truncated"]
+        assert rel(result["metadata"]["paths"], repo) == [".gitignore", "README.md"]
+
+
+class TestEnvironment:
+    async def test_child_environment_has_no_secrets(self, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("MY_SERVICE_API_KEY", "canary-one-111111")
+        monkeypatch.setenv("GITHUB_TOKEN", "canary-two-222222")
+        monkeypatch.setenv("AWS_PROFILE", "canary-three-333333")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://canary-four")
+        monkeypatch.setenv("INNOCENT_NAME", "canary-five-555555")
+        monkeypatch.setenv("VISIBLE_SETTING", "kept")
+        result = await execute_command_safely("printenv", project_root=repo, secrets=["canary-five-555555"],
+                                              approval_mode="allow")
+        assert result.status == "success"
+        assert "canary" not in result.stdout
+        assert "VISIBLE_SETTING=kept" in result.stdout and "PATH=" in result.stdout and "HOME=" in result.stdout
+
+    async def test_secrets_are_redacted_from_output(self, repo: Path) -> None:
+        write_files(repo, {"notes.txt": "key is sk-redact-me-12345\n"})
+        result = await execute_command_safely("cat notes.txt", project_root=repo, secrets=["sk-redact-me-12345"],
+                                              approval_mode="allow")
+        assert result.stdout == "key is [REDACTED]\n"
+
+    def test_scrubbed_env_rules(self) -> None:
+        env = scrubbed_env(["s3cr3t-value"], base={
+            "PATH": "/bin", "HOME": "/h", "LANG": "C", "OPENAI_API_BASE": "x", "DB_PASSWORD": "p",
+            "SOME_CREDENTIALS_FILE": "f", "X": "s3cr3t-value", "Y": "Bearer s3cr3t-value", "SSH_AUTH_SOCK": "/s",
+            "GIT_AUTHOR_NAME": "me",
+        })
+        assert env == {"PATH": "/bin", "HOME": "/h", "LANG": "C", "GIT_AUTHOR_NAME": "me"}
