@@ -43,6 +43,9 @@ class Application:
         self.task_system = TaskSystem(self.bridge)
         self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
         self._register_tools(run_interactive)
+        self.session: Any = None
+        self.recorder: Any = None
+        self.loaded_session: Any = None
 
     def _register_tools(self, run_interactive: InteractiveRunner | None) -> None:
         from core.tools.aider_tools import register_aider_tools
@@ -76,6 +79,72 @@ class Application:
         from core.tasks import run_task_command
 
         return await run_task_command(text, self.task_system, self.project_root)
+
+    # -- sessions ------------------------------------------------------------------
+    def start_session(self, *, continue_latest: bool = False, resume: str | None = None, fork_if_locked: bool = False) -> list[str]:
+        """Open (or create) this project's session transcript and restore it into the handler.
+
+        Returns notices for the user (repairs made while loading, a fork, a fresh
+        start when there was nothing to continue).
+
+        Raises:
+            SessionNotFound: ``resume`` names no session.
+            SessionLocked: another assistant-tui has the session open (and no fork was asked).
+            SessionError: the data directory cannot be used.
+        """
+        from core.sessions import SessionLocked, SessionRecorder, SessionStore, load_session
+
+        store = self.session_store = SessionStore()
+        notices: list[str] = []
+        if resume:
+            session = store.open(resume, self.project_root)
+        elif continue_latest:
+            session = store.latest(self.project_root)
+            if session is None:
+                notices.append("No earlier session in this project; starting a new one.")
+                session = store.create(self.project_root)
+        else:
+            session = store.create(self.project_root)
+        try:
+            writer = store.writer(session, provider=self.settings.provider, model=self.settings.model_name)
+        except SessionLocked:
+            if not fork_if_locked:
+                raise
+            session = store.fork(session, self.project_root)
+            notices.append(f"That session is open in another assistant-tui; continuing in a fork, {session.id}.")
+            writer = store.writer(session, provider=self.settings.provider, model=self.settings.model_name)
+        if session.path.exists() and session.path.stat().st_size:
+            loaded = load_session(session)
+            self.loaded_session = loaded
+            self.handler.conversation_history = list(loaded.messages)
+            files = (loaded.context or {}).get("files") or []
+            self.handler.pinned_files = [f["path"] for f in files if Path(f["path"]).exists()]
+            notices.extend(loaded.warnings)
+        self.close_session()
+        self.session = session
+        self.recorder = SessionRecorder(writer)
+        self.handler.add_observer(self.recorder)
+        return notices
+
+    def new_session(self) -> None:
+        """``/new``: close the current transcript, forget the conversation, start a fresh one."""
+        self.handler.reset_conversation()
+        self.loaded_session = None
+        self.start_session()
+
+    def record_context(self, files: list[dict[str, Any]] | list[str]) -> list[Any]:
+        """Record the file-context pane in the transcript (call when the pinned files change)."""
+        return self.recorder.context(files) if self.recorder else []
+
+    def close_session(self) -> None:
+        """Stop recording; the transcript stays on disk."""
+        if self.recorder is not None:
+            self.handler.remove_observer(self.recorder)
+            try:
+                self.recorder.writer.close()
+            except Exception:  # noqa: BLE001 - pending records are reported by the writer's own error
+                log.exception("closing the session writer failed")
+            self.recorder = None
 
     @property
     def provider_identifier(self) -> str:

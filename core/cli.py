@@ -112,14 +112,30 @@ def _main(args: argparse.Namespace) -> int:
     if not query.strip():
         _error("the query is empty")
         return EXIT_USAGE
-    return asyncio.run(run_headless(settings, query, args.output_format))
+    return asyncio.run(run_headless(settings, query, args.output_format, continue_session=args.continue_session, resume=args.resume))
 
 
-async def run_headless(settings: Any, query: str, output_format: str = "text") -> int:
-    """One turn without the TUI; returns the exit status."""
+async def run_headless(
+    settings: Any, query: str, output_format: str = "text", *, continue_session: bool = False, resume: str | None = None
+) -> int:
+    """One turn without the TUI, recorded in the project's session; returns the exit status."""
     from core.app import Application
+    from core.sessions import SessionError
 
     application = Application(settings)
+    try:
+        for notice in application.start_session(continue_latest=continue_session, resume=resume):
+            print(f"assistant-tui: {notice}", file=sys.stderr)
+    except SessionError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    try:
+        return await _run_headless_turn(application, settings, query, output_format)
+    finally:
+        application.close_session()
+
+
+async def _run_headless_turn(application: Any, settings: Any, query: str, output_format: str) -> int:
     if query.lstrip().startswith("/task"):
         from core.tasks import TaskCommandError
 

@@ -81,6 +81,7 @@ class PassthroughHandler(BaseHandler):
         self.direct_tools: dict[str, Callable[..., Any]] = {}
         self.subtask_tools: dict[str, Callable[..., Any]] = {}
         self.session_allowed: set[str] = set()
+        self.observers: list[Any] = []
         self._turn: _Turn | None = None
         self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
 
@@ -97,6 +98,18 @@ class PassthroughHandler(BaseHandler):
         super().reset_conversation()
         self.active_subtask_id = None
 
+    def add_observer(self, observer: Any) -> None:
+        """Pass every event of every turn to ``observer.record(event)`` (e.g. the session recorder).
+
+        ``record`` may return extra events (warnings) to show; an ``interrupted()``
+        method, if present, is called when a turn is cancelled.
+        """
+        self.observers.append(observer)
+
+    def remove_observer(self, observer: Any) -> None:
+        if observer in self.observers:
+            self.observers.remove(observer)
+
     async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
         """Run one user turn, yielding every step as an event.
 
@@ -104,8 +117,38 @@ class PassthroughHandler(BaseHandler):
         the partial text is kept and marked interrupted, and every unanswered tool
         request gets a synthetic result, so the history stays valid for the API.
         """
+        finished = False
+        try:
+            async for event in self._stream_turn(query):
+                extra = self._notify(event)
+                if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                    finished = True
+                yield event
+                for warning in extra:
+                    yield warning
+        finally:
+            if not finished:
+                for observer in list(self.observers):
+                    interrupted = getattr(observer, "interrupted", None)
+                    if interrupted is not None:
+                        try:
+                            interrupted()
+                        except Exception:  # noqa: BLE001 - recording must never break the turn
+                            log.exception("observer failed on interruption")
+
+    def _notify(self, event: ev.Event) -> list[ev.Event]:
+        extra: list[ev.Event] = []
+        for observer in list(self.observers):
+            try:
+                extra.extend(observer.record(event) or [])
+            except Exception:  # noqa: BLE001
+                log.exception("observer failed on %s", event.kind)
+        return extra
+
+    async def _stream_turn(self, query: str) -> AsyncIterator[ev.Event]:
         if self._turn is not None and not self._turn.finished:
-            yield self._fail("busy", "A turn is already running; wait for it or press Esc to cancel it.", [])
+            message = "A turn is already running; wait for it or press Esc to cancel it."
+            yield ev.TurnFailed(reason="busy", message=message, result={"status": TaskStatus.FAILED.value, "content": message, "metadata": {"reason": "busy"}})
             return
         turn = self._turn = _Turn(query=query)
         self._turn_started_at = turn.started
