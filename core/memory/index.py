@@ -1,0 +1,374 @@
+"""The project's file index: which files exist, and cheap facts about each.
+
+The files are those git would show: tracked plus untracked-not-ignored
+(``git ls-files --cached --others --exclude-standard``). Outside a git work
+tree a directory walk applies every ``.gitignore`` on the way down (never
+descending into ``.git``); nothing else is skipped unless ignored.
+
+:meth:`FileIndex.build` is synchronous and meant for a worker thread: it
+publishes paths in batches (a callback and a ``generation`` counter), so a
+picker can show results while indexing continues. Metadata (size, language,
+top-level symbols) is computed lazily per file and cached until the file's
+size or modification time changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pathspec
+
+log = logging.getLogger(__name__)
+
+BATCH_SIZE = 5_000
+"""Paths published per batch while indexing."""
+SYMBOL_BYTES = 200_000
+"""Only this much of a file is read to find its top-level symbols."""
+GIT_TIMEOUT = 30.0
+"""Seconds before a hanging ``git ls-files`` is abandoned for a directory walk."""
+
+BatchCallback = Callable[[list[str]], None]
+
+LANGUAGES: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".jsx": "javascript", ".ts": "typescript", ".tsx": "typescript", ".go": "go", ".rs": "rust",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php", ".cs": "csharp", ".swift": "swift",
+    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".md": "markdown", ".rst": "restructuredtext",
+    ".txt": "text", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".ini": "ini",
+    ".cfg": "ini", ".html": "html", ".css": "css", ".scss": "css", ".sql": "sql", ".s": "assembly",
+    ".dts": "devicetree", ".dtsi": "devicetree", ".lua": "lua", ".tcss": "css",
+}
+_NAMED_LANGUAGES = {"makefile": "make", "kconfig": "kconfig", "dockerfile": "docker", "cmakelists.txt": "cmake"}
+
+_SYMBOL_PATTERNS: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.M),
+    "javascript": re.compile(
+        r"^(?:export[ \t]+(?:default[ \t]+)?)?(?:async[ \t]+)?(?:function\*?|class|const|let|var)[ \t]+([A-Za-z_$][\w$]*)", re.M
+    ),
+    "typescript": re.compile(
+        r"^(?:export[ \t]+(?:default[ \t]+)?)?(?:declare[ \t]+)?(?:abstract[ \t]+)?(?:async[ \t]+)?"
+        r"(?:function\*?|class|const|let|var|interface|type|enum|namespace)[ \t]+([A-Za-z_$][\w$]*)",
+        re.M,
+    ),
+    "go": re.compile(r"^(?:func[ \t]+(?:\([^)]*\)[ \t]*)?|type[ \t]+|var[ \t]+|const[ \t]+)([A-Za-z_]\w*)", re.M),
+    "rust": re.compile(
+        r"^(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?"
+        r"(?:fn|struct|enum|trait|mod|type|const|static|union|macro_rules!)[ \t]+([A-Za-z_]\w*)",
+        re.M,
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FileMetadata:
+    """Cheap facts about one indexed file.
+
+    Attributes:
+        path: Path relative to the project root, ``/``-separated.
+        size: Size in bytes.
+        language: Language guessed from the name (``""`` when unknown).
+        symbols: Top-level definitions (functions, classes, types) found in
+            the first :data:`SYMBOL_BYTES` bytes; empty for other languages.
+        binary: The file looks binary (a NUL byte near its start).
+        mtime_ns: Modification time the facts were computed at.
+    """
+
+    path: str
+    size: int
+    language: str
+    symbols: tuple[str, ...]
+    binary: bool
+    mtime_ns: int
+
+
+def language_of(path: str) -> str:
+    """The language of a file guessed from its name, or ``""``."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in _NAMED_LANGUAGES:
+        return _NAMED_LANGUAGES[name]
+    dot = name.rfind(".")
+    return LANGUAGES.get(name[dot:], "") if dot > 0 else ""
+
+
+def top_level_symbols(text: str, language: str) -> tuple[str, ...]:
+    """Names defined at the top level of a source text (unique, in order)."""
+    pattern = _SYMBOL_PATTERNS.get(language)
+    if pattern is None:
+        return ()
+    return tuple(dict.fromkeys(m.group(1) for m in pattern.finditer(text)))
+
+
+class FileIndex:
+    """The project's files, built off the event loop and refreshed on demand.
+
+    Args:
+        project_root: The directory whose files are indexed.
+
+    Attributes:
+        root: The resolved project root.
+        paths: Relative ``/``-separated paths; grows in batches during
+            :meth:`build`, replaced as a whole by :meth:`refresh`.
+        generation: Incremented whenever ``paths`` changes.
+        complete: True once a build or refresh has finished.
+        uses_git: Whether the last build listed files through git.
+    """
+
+    def __init__(self, project_root: Path | str) -> None:
+        self.root = Path(project_root).resolve()
+        self.paths: list[str] = []
+        self.generation = 0
+        self.complete = False
+        self.uses_git = False
+        self._members: set[str] = set()
+        self._metadata: dict[str, FileMetadata] = {}
+        self._deleted: set[str] = set()
+        self._lock = threading.Lock()
+        self._build_lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and path in self._members
+
+    def build(self, on_batch: BatchCallback | None = None) -> list[str]:
+        """List the project's files, publishing them in batches as they are found.
+
+        Args:
+            on_batch: Called (in the building thread) with each new batch of paths.
+
+        Returns:
+            All paths. Safe to call from a worker thread; concurrent calls wait
+            for each other.
+        """
+        with self._build_lock:
+            with self._lock:
+                self.paths = []
+                self._members = set()
+                self.complete = False
+                self.generation += 1
+            self._deleted = set()
+            for batch in self._batches(self._list_files()):
+                with self._lock:
+                    self.paths.extend(batch)
+                    self._members.update(batch)
+                    self.generation += 1
+                if on_batch is not None:
+                    on_batch(batch)
+            with self._lock:
+                gone = self._deleted & self._members
+                if gone:  # tracked files removed from the work tree
+                    self.paths = [p for p in self.paths if p not in gone]
+                    self._members -= gone
+                self.complete = True
+                self.generation += 1
+            log.debug("indexed %d files under %s (git: %s)", len(self.paths), self.root, self.uses_git)
+            return self.paths
+
+    def refresh(self) -> tuple[list[str], list[str]]:
+        """List the files again and swap the new list in at once.
+
+        Returns:
+            ``(added, removed)`` relative paths.
+        """
+        with self._build_lock:
+            self._deleted = set()
+            fresh = list(dict.fromkeys(self._list_files()))
+            if self._deleted:
+                fresh = [p for p in fresh if p not in self._deleted]
+            members = set(fresh)
+            with self._lock:
+                added = [p for p in fresh if p not in self._members]
+                removed = [p for p in self.paths if p not in members]
+                self.paths = fresh
+                self._members = members
+                for path in removed:
+                    self._metadata.pop(path, None)
+                self.complete = True
+                self.generation += 1
+            return added, removed
+
+    def absolute(self, path: str) -> Path:
+        """The absolute path of an indexed (relative) path."""
+        return self.root / path
+
+    def relative(self, path: str | Path) -> str | None:
+        """The index's relative form of a path (absolute or relative), or None if outside the root."""
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        try:
+            return Path(os.path.normpath(candidate)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def metadata(self, path: str) -> FileMetadata | None:
+        """Facts about one file (relative path), cached until the file changes; None if unreadable."""
+        try:
+            st = os.stat(self.root / path)
+        except OSError:
+            return None
+        cached = self._metadata.get(path)
+        if cached is not None and cached.mtime_ns == st.st_mtime_ns and cached.size == st.st_size:
+            return cached
+        language = language_of(path)
+        symbols: tuple[str, ...] = ()
+        binary = False
+        try:
+            with open(self.root / path, "rb") as handle:
+                head = handle.read(SYMBOL_BYTES if language in _SYMBOL_PATTERNS else 8192)
+        except OSError:
+            head = b""
+        if b"\0" in head[:8192]:
+            binary = True
+        elif language in _SYMBOL_PATTERNS:
+            symbols = top_level_symbols(head.decode("utf-8", "replace"), language)
+        meta = FileMetadata(path=path, size=st.st_size, language=language, symbols=symbols, binary=binary, mtime_ns=st.st_mtime_ns)
+        self._metadata[path] = meta
+        return meta
+
+    # -- listing -------------------------------------------------------------
+
+    @staticmethod
+    def _batches(paths: Iterator[str]) -> Iterator[list[str]]:
+        batch: list[str] = []
+        seen: set[str] = set()
+        for path in paths:
+            if path in seen:
+                continue
+            seen.add(path)
+            batch.append(path)
+            if len(batch) >= BATCH_SIZE:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def _list_files(self) -> Iterator[str]:
+        listed = self._git_files()
+        if listed is not None:
+            self.uses_git = True
+            return listed
+        self.uses_git = False
+        return walk_files(self.root)
+
+    def _git(self, *args: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(["git", "ls-files", "-z", *args], cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def _git_files(self) -> Iterator[str] | None:
+        """Paths from git, streamed; None when the root is not in a git work tree.
+
+        Tracked files come first (git lists them from its index in a few
+        milliseconds); untracked-not-ignored files follow once git has walked
+        the tree. Files deleted from the work tree but still tracked are
+        dropped at the end (see :meth:`build`).
+        """
+        try:
+            probe = subprocess.run(
+                ["git", "rev-parse", "--is-inside-work-tree"], cwd=self.root, capture_output=True, text=True, timeout=GIT_TIMEOUT
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if probe.returncode != 0 or probe.stdout.strip() != "true":
+            return None
+        return self._stream_git()
+
+    def _stream_git(self) -> Iterator[str]:
+        # The slow listings (a walk of the tree, a stat of every tracked file) run in parallel.
+        others = self._git("--others", "--exclude-standard")
+        deleted = self._git("--deleted")
+        try:
+            yield from _read_paths(self._git("--cached"))
+            yield from _read_paths(others)
+            self._deleted = set(_read_paths(deleted))
+        finally:
+            for process in (others, deleted):
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+
+
+def _read_paths(process: subprocess.Popen[bytes]) -> Iterator[str]:
+    """NUL-separated paths from a git process's output, streamed."""
+    assert process.stdout is not None
+    pending = b""
+    try:
+        while chunk := process.stdout.read(1 << 16):
+            parts = (pending + chunk).split(b"\0")
+            pending = parts.pop()
+            for raw in parts:
+                yield raw.decode("utf-8", "surrogateescape")
+        if pending:
+            yield pending.decode("utf-8", "surrogateescape")
+    finally:
+        process.stdout.close()
+        try:
+            process.wait(timeout=GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if process.returncode:
+        log.warning("%s exited with %s", " ".join(map(str, process.args)), process.returncode)  # type: ignore[arg-type]
+
+
+def _load_gitignore(directory: str) -> pathspec.GitIgnoreSpec | None:
+    try:
+        with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return spec if len(spec) else None
+
+
+def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` is ignored; deeper .gitignore files override shallower ones."""
+    verdict = False
+    for base, spec in specs:
+        local = rel[len(base):] if base else rel
+        result = spec.check_file(local + "/" if is_dir else local)
+        if result.include is not None:
+            verdict = result.include
+    return verdict
+
+
+def walk_files(root: Path) -> Iterator[str]:
+    """Files under ``root`` (relative, ``/``-separated) honouring every ``.gitignore``.
+
+    ``.git`` directories are never entered; symlinked directories are not
+    followed (a symlink is listed as a file).
+    """
+    stack: list[tuple[str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [("", [])]
+    while stack:
+        rel_dir, specs = stack.pop()
+        abs_dir = os.path.join(root, rel_dir) if rel_dir else str(root)
+        spec = _load_gitignore(abs_dir)
+        if spec is not None:
+            specs = specs + [(rel_dir, spec)]
+        try:
+            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+        except OSError as exc:
+            log.debug("cannot list %s: %s", abs_dir, exc)
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name == ".git" or (specs and _ignored(specs, rel, True)):
+                    continue
+                subdirs.append(rel + "/")
+            elif not (specs and _ignored(specs, rel, False)):
+                yield rel
+        stack.extend((d, specs) for d in reversed(subdirs))
