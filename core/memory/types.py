@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class MatchItem:
     """One piece of context handed to the model, usually a file's content.
 
@@ -15,13 +15,13 @@ class MatchItem:
         id: Stable identifier (the absolute path for files).
         content: The text itself.
         content_type: What the content is, e.g. ``file_content``.
-        source_path: Where it came from (absolute path), if anywhere.
+        source_path: Where it came from (absolute path), or ``""``.
     """
 
     id: str
     content: str
     content_type: str = "file_content"
-    source_path: str | None = None
+    source_path: str = ""
 
 
 @dataclass(kw_only=True)
