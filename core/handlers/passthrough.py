@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
+from core.handlers.retry import RetryBudget, retry_delay
 from core.handlers.validation import validate_arguments
 from core.plan import PLAN_INSTRUCTIONS, parse_plan
 from core.providers.base import ProviderError, ResponseComplete, TextChunk, ToolCallReady
@@ -43,7 +44,6 @@ A message that starts with /aider asks for an edit with aider: choose between th
 When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>."""
 
 INTERRUPTED_RESULT = "interrupted: the user cancelled the turn before this tool finished"
-RETRY_BASE_DELAY = 0.25
 
 FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
     "name": "executeFilePathCommand",
@@ -82,6 +82,8 @@ class PassthroughHandler(BaseHandler):
         self.subtask_tools: dict[str, Callable[..., Any]] = {}
         self.session_allowed: set[str] = set()
         self.observers: list[Any] = []
+        self.retry_budget = RetryBudget()
+        self.retry_base_delay = 0.5
         self._turn: _Turn | None = None
         self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
 
@@ -221,10 +223,14 @@ class PassthroughHandler(BaseHandler):
                         elif isinstance(item, ResponseComplete):
                             complete = item
                 except ProviderError as exc:
-                    if _retry_ourselves(exc, turn) and attempt < self.config.max_retries:
+                    if exc.retryable and not turn.partial and attempt < self.config.max_retries and self.retry_budget.try_spend():
                         attempt += 1
-                        yield ev.Warning(code="retry", message=f"{exc.user_message()} Retrying ({attempt}/{self.config.max_retries})...")
-                        await asyncio.sleep(RETRY_BASE_DELAY * 2 ** (attempt - 1))
+                        delay = retry_delay(exc, attempt, self.retry_base_delay)
+                        yield ev.Warning(
+                            code="retry",
+                            message=f"{exc.user_message()} Retrying in {delay:.1f}s ({attempt}/{self.config.max_retries})...",
+                        )
+                        await asyncio.sleep(delay)
                         continue
                     partial = "".join(turn.partial)
                     if partial:
@@ -506,11 +512,6 @@ async def idle_guard(stream: AsyncIterator[Any], idle_timeout: float) -> AsyncIt
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             await aclose()
-
-
-def _retry_ourselves(exc: ProviderError, turn: _Turn) -> bool:
-    """An in-stream overload (after HTTP 200) before any text is safe to retry; the SDK retried the rest."""
-    return exc.retryable and exc.status is None and exc.kind in {"overloaded", "server"} and not turn.partial
 
 
 def _describe_parameters(params: dict[str, Any]) -> str:

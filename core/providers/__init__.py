@@ -14,7 +14,7 @@ def create_provider(settings: "Settings") -> "ProviderAdapter":
     common = dict(
         api_key=settings.api_key or None,
         base_url=settings.base_url or None,
-        max_retries=settings.max_retries,
+        max_retries=0,  # the tool loop retries, visibly and within one budget
         idle_timeout=settings.idle_timeout,
     )
     if settings.provider == "openai":

@@ -14,6 +14,8 @@ from core.providers.base import (
     ToolCallReady,
     ToolSpec,
     generic_extract,
+    is_transport_error,
+    retry_after_seconds,
     neutral_tool_spec,
     result_text,
 )
@@ -204,29 +206,37 @@ def classify_error(exc: BaseException) -> ProviderError:
     if isinstance(exc, anthropic.APIConnectionError):
         return ProviderError("network", "Could not connect to the Anthropic API", retryable=True)
     if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
-        etype = (error or {}).get("type", "")
-        message = (error or {}).get("message") or str(exc)
-        if etype == "overloaded_error" or status == 529:
-            return ProviderError("overloaded", f"Anthropic is overloaded: {message}", status=status if status != 200 else None, retryable=True)
-        if etype == "rate_limit_error" or status == 429:
-            return ProviderError("rate_limit", f"Rate limited by Anthropic: {message}", status=status, retryable=True)
-        if status in (401, 403) or etype in {"authentication_error", "permission_error"}:
-            return ProviderError("auth", "Anthropic rejected the API key", status=status)
-        if status == 413 or etype == "request_too_large":
-            return ProviderError("too_large", "The request is too large for Anthropic", status=status)
-        if status == 404:
-            return ProviderError("not_found", f"Anthropic: {message}", status=status)
-        if status == 400:
-            return ProviderError("bad_request", f"Anthropic rejected the request: {message}", status=status)
-        if status and status >= 500 or etype == "api_error":
-            return ProviderError("server", f"Anthropic server error: {message}", status=status if status != 200 else None, retryable=True)
-        return ProviderError("server", f"Anthropic error: {message}", status=status)
+        error = _classify_status(exc)
+        error.retry_after = retry_after_seconds(exc)
+        return error
+    if is_transport_error(exc):
+        return ProviderError("network", f"The connection to the Anthropic API broke: {type(exc).__name__}", retryable=True)
     if isinstance(exc, json.JSONDecodeError | ValueError):
         return ProviderError("server", f"Malformed response from the provider: {exc}")
-    if any(cls.__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "httpcore2"} for cls in type(exc).__mro__):
-        return ProviderError("network", f"The connection to the Anthropic API broke: {type(exc).__name__}", retryable=True)
     log.exception("unexpected provider failure")
     return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
+
+
+def _classify_status(exc: Any) -> ProviderError:
+    status = exc.status_code
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    etype = (error or {}).get("type", "")
+    message = (error or {}).get("message") or str(exc)
+    # An SSE error event arrives on an HTTP 200 response: report no status for it.
+    shown = status if status != 200 else None
+    if etype == "overloaded_error" or status == 529:
+        return ProviderError("overloaded", f"Anthropic is overloaded: {message}", status=shown, retryable=True)
+    if etype == "rate_limit_error" or status == 429:
+        return ProviderError("rate_limit", f"Rate limited by Anthropic: {message}", status=shown, retryable=True)
+    if status in (401, 403) or etype in {"authentication_error", "permission_error"}:
+        return ProviderError("auth", "Anthropic rejected the API key", status=shown)
+    if status == 413 or etype == "request_too_large":
+        return ProviderError("too_large", "The request is too large for Anthropic", status=shown)
+    if status == 404 or etype == "not_found_error":
+        return ProviderError("not_found", f"Anthropic: {message}", status=shown)
+    if status == 400 or etype == "invalid_request_error":
+        return ProviderError("bad_request", f"Anthropic rejected the request: {message}", status=shown)
+    if status >= 500 or etype == "api_error":
+        return ProviderError("server", f"Anthropic server error: {message}", status=shown, retryable=True)
+    return ProviderError("server", f"Anthropic error: {message}", status=shown)

@@ -65,11 +65,22 @@ _HINTS: dict[str, str] = {
 class ProviderError(Exception):
     """A model call failed. ``kind`` classifies it; ``hint`` says what to do."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None, retryable: bool = False, partial: str = "") -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        partial: str = "",
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after
+        """Seconds the provider asked us to wait (``retry-after``), if it said."""
         self.partial = partial
         """Text already streamed before the failure."""
 
@@ -109,6 +120,27 @@ class ProviderAdapter(Protocol):
     def get_provider_identifier(self) -> str:
         """E.g. ``anthropic:claude-sonnet-4-5``."""
         ...
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The ``retry-after`` (or ``retry-after-ms``) header of an SDK status error, in seconds."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000.0
+        if headers.get("retry-after"):
+            return float(headers["retry-after"])
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+def is_transport_error(exc: BaseException) -> bool:
+    """True for the HTTP client's own errors (a reset connection, a truncated chunked body)."""
+    return any(cls.__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "httpcore2"} for cls in type(exc).__mro__)
 
 
 NEUTRAL_TOOL_KEYS = ("name", "description", "input_schema")

@@ -19,6 +19,8 @@ from core.providers.base import (
     ToolCallReady,
     ToolSpec,
     generic_extract,
+    is_transport_error,
+    retry_after_seconds,
     neutral_tool_spec,
     result_text,
 )
@@ -216,26 +218,33 @@ def classify_error(exc: BaseException) -> ProviderError:
     if isinstance(exc, openai.APIConnectionError):
         return ProviderError("network", "Could not connect to the OpenAI-compatible endpoint", retryable=True)
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
-        message = (error or {}).get("message") or exc.message
-        if status == 429:
-            return ProviderError("rate_limit", f"Rate limited: {message}", status=status, retryable=True)
-        if status in (401, 403):
-            return ProviderError("auth", "The endpoint rejected the API key", status=status)
-        if status == 413:
-            return ProviderError("too_large", "The request is too large for the endpoint", status=status)
-        if status == 404:
-            return ProviderError("not_found", f"Not found: {message}", status=status)
-        if status == 400:
-            return ProviderError("bad_request", f"The endpoint rejected the request: {message}", status=status)
-        if status in (503, 529):
-            return ProviderError("overloaded", f"The endpoint is overloaded: {message}", status=status, retryable=True)
-        return ProviderError("server", f"Endpoint error: {message}", status=status, retryable=status >= 500)
+        error = _classify_status(exc)
+        error.retry_after = retry_after_seconds(exc)
+        return error
     if isinstance(exc, openai.APIError):
+        # e.g. an error object inside the SSE stream (HTTP 200)
         return ProviderError("server", f"Endpoint error: {exc.message}", retryable=True)
-    if any(cls.__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "httpcore2"} for cls in type(exc).__mro__):
+    if is_transport_error(exc):
         return ProviderError("network", f"The connection to the OpenAI-compatible endpoint broke: {type(exc).__name__}", retryable=True)
     log.exception("unexpected provider failure")
     return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
+
+
+def _classify_status(exc: Any) -> ProviderError:
+    status = exc.status_code
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    message = (error or {}).get("message") or exc.message
+    if status == 429:
+        return ProviderError("rate_limit", f"Rate limited: {message}", status=status, retryable=True)
+    if status in (401, 403):
+        return ProviderError("auth", "The endpoint rejected the API key", status=status)
+    if status == 413:
+        return ProviderError("too_large", "The request is too large for the endpoint", status=status)
+    if status == 404:
+        return ProviderError("not_found", f"Not found: {message}", status=status)
+    if status == 400:
+        return ProviderError("bad_request", f"The endpoint rejected the request: {message}", status=status)
+    if status in (503, 529):
+        return ProviderError("overloaded", f"The endpoint is overloaded: {message}", status=status, retryable=True)
+    return ProviderError("server", f"Endpoint error: {message}", status=status, retryable=status >= 500)

@@ -37,8 +37,9 @@ def make_handler(fake_llm: FakeLLM, tmp_path: Any) -> Callable[..., PassthroughH
     def build(kind: str = "anthropic", **settings: Any) -> PassthroughHandler:
         settings.setdefault("project_root", tmp_path)
         settings.setdefault("max_retries", 0)
-        provider = make_provider(kind, fake_llm, max_retries=settings["max_retries"])
+        provider = make_provider(kind, fake_llm, max_retries=0)  # as create_provider: the loop retries
         handler = PassthroughHandler(None, None, provider, Settings(**settings))
+        handler.retry_base_delay = 0.01
         handler.register_tool(ECHO_SPEC, lambda params: params["text"].upper())
         return handler
 

@@ -299,13 +299,46 @@ async def test_provider_errors_end_the_turn_with_a_clear_message(make_handler, f
     assert failed.result["metadata"]["resource_metrics"]["turns"] == 0
 
 
-async def test_sdk_retries_a_429_with_retry_after(make_handler, fake_llm):
-    handler = make_handler(max_retries=2)
+async def test_a_429_with_retry_after_is_retried_once_and_shown(make_handler, fake_llm, provider_kind):
+    handler = make_handler(provider_kind, max_retries=2)
     fake_llm.script(HTTPError(429, "slow down", headers={"retry-after": "0"}), Reply(text="after retry"))
-    result = await handler.handle_query("hi")
-    assert result["content"] == "after retry"
+    events = await collect(handler, "hi")
+    retries = [e for e in events if isinstance(e, ev.Warning) and e.code == "retry"]
+    assert len(retries) == 1 and "Rate limited" in retries[0].message and "0.0s" in retries[0].message
+    assert events[-1].result["content"] == "after retry"
     assert len(fake_llm.requests) == 2
     assert [m["role"] for m in handler.conversation_history] == ["user", "assistant"]
+
+
+async def test_overloaded_every_time_gives_up_with_a_clear_error(make_handler, fake_llm):
+    handler = make_handler(max_retries=2)
+    fake_llm.script(*[HTTPError(529, "Overloaded") for _ in range(5)])
+    events = await collect(handler, "hi")
+    assert [e.code for e in events if isinstance(e, ev.Warning)] == ["retry", "retry"]
+    failed = events[-1]
+    assert isinstance(failed, ev.TurnFailed) and failed.reason == "llm_error" and "overloaded" in failed.message
+    assert len(fake_llm.requests) == 3
+    assert handler.conversation_history[0] == {**handler.conversation_history[0], "role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize("status", [400, 401, 413])
+async def test_client_errors_are_not_retried(make_handler, fake_llm, status):
+    handler = make_handler(max_retries=2)
+    fake_llm.script(HTTPError(status, "nope"))
+    events = await collect(handler, "hi")
+    assert isinstance(events[-1], ev.TurnFailed) and len(fake_llm.requests) == 1
+    assert not [e for e in events if isinstance(e, ev.Warning)]
+
+
+async def test_a_storm_of_429s_spends_one_shared_budget(make_handler, fake_llm):
+    handler = make_handler(max_retries=3)
+    handler.retry_budget.capacity = handler.retry_budget.tokens = 4
+    handler.retry_budget.refill_per_second = 0
+    fake_llm.responder = lambda request: HTTPError(429, "slow down", headers={"retry-after": "0"})
+    for n in range(6):
+        events = await collect(handler, f"try {n}")
+        assert isinstance(events[-1], ev.TurnFailed)
+    assert len(fake_llm.requests) == 6 + 4  # one request per turn plus the shared budget, not 6 * 4
 
 
 async def test_in_stream_overload_before_any_text_is_retried(make_handler, fake_llm):
