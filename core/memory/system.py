@@ -1,0 +1,286 @@
+"""The MemorySystem: the project's file index and relevance matching (SPEC.md section 5).
+
+- :attr:`MemorySystem.index` lists the project's files; it is built in a
+  background thread on first use (or by :meth:`MemorySystem.start_indexing`).
+- :meth:`MemorySystem.get_relevant_context_for` ranks files lexically for a
+  task (file names, directories, top-level symbols, explicit mentions); files
+  the user pinned always come first.
+- :meth:`MemorySystem.determine_relevant_files` asks the model instead, with
+  the fallbacks of :mod:`core.memory.selection`.
+- :meth:`MemorySystem.relevant_files_for_instruction` serves the aider tools
+  (SPEC.md section 7, Phase 3): the instruction weighs most, recent
+  conversation less, and files named in the conversation are found.
+- :meth:`MemorySystem.search_files` is the picker's fuzzy search.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from core.memory.fuzzy import FuzzyMatcher, Match
+from core.memory.index import FileIndex
+from core.memory.relevance import Lexicon
+from core.memory.selection import (
+    MAX_LISTED,
+    SELECTION_SYSTEM_PROMPT,
+    mentioned_paths,
+    normalise_metadata,
+    parse_selection,
+    selection_prompt,
+)
+from core.memory.types import AssociativeMatchResult, ContextGenerationInput
+from core.types import Message
+
+log = logging.getLogger(__name__)
+
+MAX_MATCHES = 10
+"""Most files get_relevant_context_for returns (pinned files aside)."""
+DEFAULT_SELECTION = 5
+"""Most files of the fallback selection when the model's answer is unusable."""
+SYMBOL_FILES = 5_000
+"""Files whose top-level symbols are read for relevance (source files, shortest paths first)."""
+INSTRUCTION_WEIGHT = 3.0
+RECENT_MESSAGES = 6
+_SYMBOL_LANGUAGES = frozenset({"python", "javascript", "typescript", "go", "rust"})
+
+
+class MemorySystem:
+    """The project's file index and relevance matching.
+
+    Args:
+        project_root: The project directory.
+        provider: A ProviderAdapter used by :meth:`determine_relevant_files`;
+            without one that method falls back to lexical ranking.
+        pinned: Absolute or relative paths the user picked into context; they
+            head every relevance result. Also settable as ``pinned``.
+    """
+
+    def __init__(self, project_root: Path | str, provider: Any = None, pinned: Sequence[str] = ()) -> None:
+        self.project_root = Path(project_root).resolve()
+        self.provider = provider
+        self.pinned: list[str] = list(pinned)
+        self.index = FileIndex(self.project_root)
+        self.matcher = FuzzyMatcher(prepare=False)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._lexicon: Lexicon | None = None
+        self._lexicon_lock = threading.RLock()
+        self._lexicon_generation = -1
+
+    # -- the index -----------------------------------------------------------
+
+    def start_indexing(self) -> None:
+        """Build the index (and the picker's matcher) in a background thread, once."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._build, name="assistant-tui-index", daemon=True)
+            self._thread.start()
+
+    def _build(self) -> None:
+        published = 0
+
+        def on_batch(_batch: list[str]) -> None:
+            nonlocal published
+            # Let the picker search early, re-publishing at doubling sizes (linear total work).
+            if len(self.index.paths) >= 2 * published:
+                published = len(self.index.paths)
+                self.matcher.update(list(self.index.paths), prepare=False)
+
+        try:
+            with self._lexicon_lock:
+                try:
+                    self.index.build(on_batch=on_batch)
+                    self.matcher.update(list(self.index.paths))
+                finally:
+                    self._ready.set()
+                self._lexicon_now(wait=False)  # read symbols now, off the caller's path
+        except Exception:  # noqa: BLE001 - an index failure must not kill the app
+            log.exception("indexing %s failed", self.project_root)
+
+    def ensure_index(self, timeout: float | None = None) -> FileIndex:
+        """Start indexing if needed and wait for it to finish (blocking; use a thread in async code)."""
+        self.start_indexing()
+        self._ready.wait(timeout)
+        return self.index
+
+    @property
+    def indexing(self) -> bool:
+        """True while the first build is running."""
+        return self._thread is not None and not self._ready.is_set()
+
+    def refresh(self) -> tuple[list[str], list[str]]:
+        """Re-list the files (blocking); returns ``(added, removed)`` relative paths."""
+        self.ensure_index()
+        added, removed = self.index.refresh()
+        if added or removed:
+            self.matcher.update(list(self.index.paths))
+        return added, removed
+
+    def list_files(self) -> list[str]:
+        """All indexed files, relative to the project root (blocking until indexed)."""
+        return list(self.ensure_index().paths)
+
+    def search_files(self, query: str, limit: int = 50) -> list[Match]:
+        """Fuzzy file search for the picker over whatever is indexed so far (never blocks on indexing)."""
+        self.start_indexing()
+        return self.matcher.search(query, limit)
+
+    # -- lexical relevance -----------------------------------------------------
+
+    def _lexicon_now(self, wait: bool = True) -> Lexicon:
+        if wait:
+            self.ensure_index()
+            with self._lexicon_lock:
+                return self._lexicon_now(wait=False)
+        index = self.index
+        if self._lexicon is None or self._lexicon_generation != index.generation:
+            generation = index.generation
+            paths = list(index.paths)
+            symbols: dict[str, tuple[str, ...]] = {}
+            sources = [p for p in paths if _is_source(p)]
+            for path in sorted(sources, key=len)[:SYMBOL_FILES]:
+                meta = index.metadata(path)
+                if meta is not None and meta.symbols:
+                    symbols[path] = meta.symbols
+            self._lexicon = Lexicon(paths, symbols)
+            self._lexicon_generation = generation
+        return self._lexicon
+
+    def _absolute(self, path: str) -> str:
+        return str(self.project_root / path)
+
+    def _with_pinned(self, matches: list[tuple[str, float]], pinned: Sequence[str] | None) -> list[tuple[str, float]]:
+        head: list[tuple[str, float]] = []
+        for path in list(pinned if pinned is not None else self.pinned):
+            absolute = str(Path(path) if Path(path).is_absolute() else self.project_root / path)
+            if absolute not in (p for p, _ in head):
+                head.append((absolute, 1.0))
+        taken = {p for p, _ in head}
+        return head + [(p, r) for p, r in matches if p not in taken]
+
+    def get_relevant_context_for(
+        self, input: Mapping[str, Any] | ContextGenerationInput | str, pinned: Sequence[str] | None = None
+    ) -> AssociativeMatchResult:
+        """Files relevant to a task, best first (SPEC.md section 5).
+
+        Args:
+            input: ``{"taskText", "inheritedContext"}``, a ContextGenerationInput,
+                or plain text.
+            pinned: Files that must come first; defaults to :attr:`pinned`.
+
+        Returns:
+            ``context`` (a one-line summary) and ``matches`` of
+            ``(absolute path, relevance 0..1)``: pinned files first, then at most
+            :data:`MAX_MATCHES` ranked files. Empty when nothing relates.
+        """
+        texts = _texts_of(input)
+        ranked = self._lexicon_now().rank(texts, limit=MAX_MATCHES) if texts else []
+        matches = self._with_pinned([(self._absolute(p), r) for p, r in ranked], pinned)
+        if matches:
+            names = ", ".join(Path(p).name for p, _ in matches[:5])
+            more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+            context = f"{len(matches)} relevant file(s): {names}{more}"
+        else:
+            context = "No project files matched the query."
+        return AssociativeMatchResult(context=context, matches=matches)
+
+    def weighted_query(self, instruction: str, recent_messages: Sequence[Message | Mapping[str, Any] | str] = (), limit: int = MAX_MATCHES) -> list[tuple[str, float]]:
+        """Files ranked for an instruction (weighted most) and recent conversation.
+
+        Returns ``(absolute path, relevance)`` best first; newer messages weigh more.
+        """
+        texts: list[tuple[str, float]] = [(instruction, INSTRUCTION_WEIGHT)]
+        recent = list(recent_messages)[-RECENT_MESSAGES:]
+        for age, message in enumerate(reversed(recent)):
+            content = message if isinstance(message, str) else str(message.get("content") or "")
+            if content:
+                texts.append((content, max(0.4, 1.0 - 0.1 * age)))
+        return [(self._absolute(p), r) for p, r in self._lexicon_now().rank(texts, limit=limit)]
+
+    def relevant_files_for_instruction(self, instruction: str, conversation: Sequence[Message | Mapping[str, Any] | str] = (), limit: int = 5) -> list[str]:
+        """Absolute paths of the files an edit instruction is about (for the aider tools)."""
+        return [p for p, _ in self.weighted_query(instruction, conversation, limit=limit)]
+
+    # -- model-chosen relevance ------------------------------------------------
+
+    async def determine_relevant_files(self, query: str, file_metadata: Any) -> list[tuple[str, float]]:
+        """Ask the model which of the given files matter for ``query``.
+
+        Args:
+            query: The task text.
+            file_metadata: Mapping path -> metadata, or a list of paths,
+                :class:`FileMetadata` objects or dicts with a ``path``.
+
+        Returns:
+            ``(path, relevance)`` best first, paths exactly as given in
+            ``file_metadata``. From the model's JSON if it parses (unknown paths
+            dropped); else known paths the reply mentions; else a default
+            selection of at most :data:`DEFAULT_SELECTION` files.
+        """
+        metadata = normalise_metadata(file_metadata)
+        known = list(metadata)
+        if not known:
+            return []
+        if self.provider is None:
+            return self._default_selection(query, known)
+        listed = {p: metadata[p] for p in self._preselect(query, known)}
+        try:
+            response = await self.provider.send_message(
+                [{"role": "user", "content": selection_prompt(query, listed)}], SELECTION_SYSTEM_PROMPT, tools=[]
+            )
+            text = str(self.provider.extract_tool_calls(response).get("content") or "")
+        except Exception as exc:  # noqa: BLE001 - fall back rather than fail the turn
+            log.warning("file selection by the model failed: %s", exc)
+            return self._default_selection(query, known)
+        parsed = parse_selection(text, known)
+        if parsed:
+            return parsed
+        if parsed is not None and "[]" in text.replace(" ", ""):
+            return []  # the model said nothing is relevant
+        mentioned = mentioned_paths(text, known)
+        if mentioned:
+            return mentioned
+        log.info("model's file selection was unusable; using the default selection")
+        return self._default_selection(query, known)
+
+    def _preselect(self, query: str, known: list[str]) -> list[str]:
+        """The files described to the model: all, or the lexically best when there are many."""
+        if len(known) <= MAX_LISTED:
+            return known
+        ranked = [p for p, _ in Lexicon(known).rank([(query, 1.0)], limit=MAX_LISTED)]
+        rest = [p for p in sorted(known, key=len) if p not in set(ranked)]
+        return (ranked + rest)[:MAX_LISTED]
+
+    def _default_selection(self, query: str, known: list[str]) -> list[tuple[str, float]]:
+        ranked = Lexicon(known).rank([(query, 1.0)], limit=DEFAULT_SELECTION)
+        if ranked:
+            return ranked
+        return [(p, 0.1) for p in sorted(known, key=len)[:DEFAULT_SELECTION]]
+
+
+def _is_source(path: str) -> bool:
+    from core.memory.index import language_of
+
+    return language_of(path) in _SYMBOL_LANGUAGES
+
+
+def _texts_of(input: Mapping[str, Any] | ContextGenerationInput | str) -> list[tuple[str, float]]:
+    """Weighted texts to rank with, from any accepted input shape."""
+    if isinstance(input, str):
+        return [(input, 1.0)] if input.strip() else []
+    if isinstance(input, ContextGenerationInput):
+        texts = [(input.template_description, 1.0)]
+        for name, value in input.inputs.items():
+            if input.context_relevance.get(name, True):
+                texts.append((value if isinstance(value, str) else " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value), 2.0))
+        texts.append((input.inherited_context, 0.5))
+        texts += [(str(out), 0.5) for out in input.previous_outputs]
+        return [(t, w) for t, w in texts if t and t.strip()]
+    task = str(input.get("taskText") or input.get("task_text") or "")
+    inherited = str(input.get("inheritedContext") or input.get("inherited_context") or "")
+    return [(t, w) for t, w in ((task, 1.0), (inherited, 0.5)) if t.strip()]
