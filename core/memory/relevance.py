@@ -24,8 +24,8 @@ MIN_RELEVANCE = 0.15
 """Ranked files below this relevance are left out."""
 STEM_BONUS = 2.0
 """Extra weight when a query word is a file's whole stem (``auth`` for ``auth.py``)."""
-MENTION_SCORE = 50.0
-"""Score of a file the text names explicitly."""
+MENTION_SCORE = 12.0
+"""Score of a file the text names explicitly, times the text's weight (on top of its name words)."""
 
 STOPWORDS = frozenset(
     """a an and are as at be but by can could do does done each file files find first for from get give has have how i

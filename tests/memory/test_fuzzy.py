@@ -1,0 +1,159 @@
+"""FuzzyMatcher: ranking properties, positions, smart case, narrowing, updates."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.memory.fuzzy import FuzzyMatcher, top_matches
+from core.memory.scoring import score_path
+from core.memory.synthetic import ANCHOR_PATHS, synthetic_paths
+
+
+def ranked(paths: list[str], query: str) -> list[str]:
+    return [m.path for m in FuzzyMatcher(paths).search(query)]
+
+
+def test_file_name_match_beats_directory_match() -> None:
+    assert ranked(["auth/views.py", "views/auth.py"], "auth")[0] == "views/auth.py"
+    assert ranked(["src/net/a.c", "src/a/net.c"], "net")[0] == "src/a/net.c"
+
+
+def test_word_start_beats_middle_of_word() -> None:
+    assert ranked(["lib/xmainy.c", "lib/x_main.c"], "main")[0] == "lib/x_main.c"
+    assert ranked(["src/UserProfileCard.tsx", "src/cupcake.tsx"], "upc")[0] == "src/UserProfileCard.tsx"
+    assert ranked(["a/bigredcar.py", "a/big_red_car.py"], "brc")[0] == "a/big_red_car.py"
+
+
+def test_consecutive_run_beats_scattered() -> None:
+    assert ranked(["x/c_o_n_f.c", "x/config.c"], "conf")[0] == "x/config.c"
+
+
+def test_shorter_path_wins_ties() -> None:
+    assert ranked(["deep/er/path/util.py", "a/util.py", "ab/util.py"], "util") == ["a/util.py", "ab/util.py", "deep/er/path/util.py"]
+
+
+def test_positions_point_at_the_matched_characters() -> None:
+    paths = ["drivers/net/ethernet/intel/ixgbe/ixgbe_main.c", "mm/page_alloc.c"]
+    for query in ("ixgbemain", "pgalloc", "mm/page", "drvnet", "c"):
+        for match in FuzzyMatcher(paths).search(query):
+            assert len(match.positions) == len(query)
+            assert list(match.positions) == sorted(set(match.positions))
+            assert "".join(match.path[i] for i in match.positions).lower() == query.lower()
+    best = FuzzyMatcher(paths).search("ixgbemain")[0]
+    assert best.positions == (33, 34, 35, 36, 37, 39, 40, 41, 42)  # the file name, not the directory
+
+
+def test_smart_case() -> None:
+    paths = ["src/Makefile", "src/makefile.py", "docs/MAKE.md"]
+    assert {m.path for m in FuzzyMatcher(paths).search("make")} == set(paths)
+    assert [m.path for m in FuzzyMatcher(paths).search("Make")] == ["src/Makefile"]
+    assert FuzzyMatcher(paths).search("MAKE")[0].path == "docs/MAKE.md"
+
+
+def test_empty_query_lists_shortest_paths_first() -> None:
+    matcher = FuzzyMatcher(["a/b/c/d.py", "x.py", "a/b.py"])
+    assert [m.path for m in matcher.search("")] == ["x.py", "a/b.py", "a/b/c/d.py"]
+    assert [m.path for m in matcher.search("   ", limit=1)] == ["x.py"]
+
+
+def test_no_match_and_limit() -> None:
+    matcher = FuzzyMatcher([f"dir/file{i}.py" for i in range(100)])
+    assert matcher.search("zzz") == []
+    assert len(matcher.search("file", limit=7)) == 7
+
+
+def test_special_characters_are_literal() -> None:
+    paths = ["a/[x].py", "a/x.py", "b/a+b.txt", "c/a.b"]
+    assert ranked(paths, "[x]") == ["a/[x].py"]
+    assert ranked(paths, "a+b") == ["b/a+b.txt"]
+    assert ranked(paths, "a.b")[0] == "c/a.b"
+
+
+def test_update_replaces_the_paths_and_narrowing_state() -> None:
+    matcher = FuzzyMatcher(["one/alpha.py"])
+    assert [m.path for m in matcher.search("alp")] == ["one/alpha.py"]
+    matcher.update(["two/alphabet.py", "two/beta.py"])
+    assert [m.path for m in matcher.search("alph")] == ["two/alphabet.py"]
+    assert len(matcher) == 2
+
+
+def test_top_matches_reuses_a_matcher_for_the_same_list() -> None:
+    paths = ["a/foo.py", "b/bar.py"]
+    assert [m.path for m in top_matches("foo", paths, 5)] == ["a/foo.py"]
+    paths.append("c/food.py")
+    assert {m.path for m in top_matches("foo", paths, 5)} == {"a/foo.py", "c/food.py"}
+
+
+@pytest.fixture(scope="module")
+def big() -> tuple[list[str], FuzzyMatcher]:
+    paths = synthetic_paths(20_000, seed=3)
+    return paths, FuzzyMatcher(paths)
+
+
+@pytest.mark.parametrize("query", ["e", "ee", "drvnet", "ixgbemain", "kconfig", "mm/page", "pgalloc", "xz", "Kconfig"])
+def test_results_are_real_matches_sorted_by_score(big, query: str) -> None:
+    _, matcher = big
+    for end in range(1, len(query) + 1):  # typed one key at a time, exercising narrowing
+        results = matcher.search(query[:end])
+        assert len(results) <= 50
+        scores = [m.score for m in results]
+        assert scores == sorted(scores, reverse=True)
+        for m in results:
+            assert score_path(m.path, m.path.rfind("/") + 1, query[:end], query[:end] != query[:end].lower()) == (m.score, m.positions)
+
+
+def test_best_match_is_found_among_many(big) -> None:
+    _, matcher = big
+    assert matcher.search("ixgbe_main")[0].path.endswith("ixgbe_main.c")
+    assert matcher.search("mm/page_alloc")[0].path == "mm/page_alloc.c"
+    assert matcher.search("Kconfig")[0].path == "Kconfig"
+    assert "drivers/net/ethernet/intel/ixgbe/ixgbe_main.c" in [m.path for m in matcher.search("netintelixgbemain")]
+
+
+def test_narrowed_results_equal_fresh_results(big) -> None:
+    paths, typed = big
+    for query in ("ixgbemain", "pgalloc", "drvnetk"):
+        for end in range(1, len(query) + 1):
+            got = typed.search(query[:end])
+        fresh = FuzzyMatcher(paths).search(query)
+        assert got == fresh
+
+
+def test_without_bitmaps_results_are_the_same() -> None:
+    """Bitmaps only narrow what is scanned; below the scan budget results are identical."""
+    paths = synthetic_paths(5_000, seed=4)
+    plain, prepared = FuzzyMatcher(paths, prepare=False), FuzzyMatcher(paths)
+    for query in ("ixgbemain", "xz", "kconfig", "drv", "e"):
+        assert plain.search(query) == prepared.search(query)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    paths=st.lists(st.text(alphabet="abcAB_/.-x", min_size=1, max_size=20), min_size=1, max_size=30),
+    query=st.text(alphabet="abcAB_/.x", min_size=1, max_size=4),
+)
+def test_small_lists_find_every_subsequence_match(paths: list[str], query: str) -> None:
+    """On small lists (under the candidate cap) exactly the subsequence matches come back."""
+    case_sensitive = query != query.lower()
+
+    def is_subsequence(path: str) -> bool:
+        text, q = (path, query) if case_sensitive else (path.lower(), query.lower())
+        it = iter(text)
+        return all(ch in it for ch in q)
+
+    expected = {p for p in paths if is_subsequence(p)}
+    got = FuzzyMatcher(paths).search(query, limit=100)
+    assert {m.path for m in got} == expected
+
+
+def test_synthetic_paths_are_deterministic_and_realistic() -> None:
+    a = synthetic_paths(5_000, seed=1)
+    assert a == synthetic_paths(5_000, seed=1) and a != synthetic_paths(5_000, seed=2)
+    assert len(set(a)) == 5_000 and set(ANCHOR_PATHS) <= set(a)
+    mean = sum(map(len, synthetic_paths(20_000))) / 20_000
+    assert 50 <= mean <= 70
+    assert random.Random(0).choice(a).count("/") >= 1
