@@ -1,0 +1,524 @@
+"""AiderBridge: aider edits files, in-process (automatic) or in the terminal (interactive).
+
+Automatic tasks run aider's ``Coder`` in a worker thread with an ``InputOutput``
+whose output is captured (the terminal belongs to the TUI) and whose yes-to-all
+answers are limited to files inside the project. Interactive sessions hand the
+terminal to aider's own CLI in a child process that sends the query as its first
+message. Either way the result names the files that changed and their unified diff.
+
+aider (and litellm behind it) is imported on first use: it costs 1-2 seconds.
+Nothing here may reach the internet: litellm's bundled model-cost map is used
+and aider's model-info download is pre-empted, analytics and update checks are off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import io as _stdio
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+from core.config import Settings
+from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
+from core.tools.secrets import scrubbed_env
+from core.types import TaskResult, error_result, ok_result
+
+log = logging.getLogger(__name__)
+
+InteractiveRunner = Callable[[Callable[[], TaskResult]], Awaitable[TaskResult]]
+"""Runs a blocking terminal session; the TUI's runner wraps it in ``app.suspend()``."""
+
+MAX_DIFF_IN_CONTENT = 20_000
+"""Diff characters put in a result's content (the full diff stays in metadata)."""
+
+_OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "chatgpt-")
+_FILE_QUESTIONS = ("Create new file?", "Allow edits to file that has not been added to the chat?")
+
+
+class AiderError(Exception):
+    """A request aider cannot run; the message says what to fix."""
+
+
+class AiderCancelled(Exception):
+    """Raised inside aider's thread once the task is cancelled, to stop it early."""
+
+
+async def run_in_thread(fn: Callable[[], TaskResult]) -> TaskResult:
+    """Default interactive runner: the session takes the current terminal from a worker thread."""
+    return await asyncio.to_thread(fn)
+
+
+@dataclass(frozen=True)
+class AiderEndpoint:
+    """Where aider's model lives: litellm provider, API base and key (empty = aider's own environment)."""
+
+    provider: str
+    api_base: str = ""
+    api_key: str = ""
+
+    def litellm_params(self) -> dict[str, str]:
+        """Extra ``litellm.completion`` parameters for aider's ``Model.extra_params``."""
+        params = {}
+        if self.api_base:
+            params["api_base"] = self.api_base
+        if self.api_key:
+            params["api_key"] = self.api_key
+        return params
+
+    def environment(self) -> dict[str, str]:
+        """Environment variables aider's CLI reads for this endpoint."""
+        env: dict[str, str] = {}
+        if self.provider == "openai":
+            if self.api_base:
+                env["OPENAI_API_BASE"] = env["OPENAI_BASE_URL"] = self.api_base
+            if self.api_key:
+                env["OPENAI_API_KEY"] = self.api_key
+        elif self.provider == "anthropic":
+            if self.api_base:
+                env["ANTHROPIC_BASE_URL"] = env["ANTHROPIC_API_BASE"] = self.api_base
+            if self.api_key:
+                env["ANTHROPIC_API_KEY"] = self.api_key
+        elif self.provider:
+            prefix = self.provider.upper().replace("-", "_")
+            for suffix in ("API_KEY", "API_BASE", "BASE_URL"):
+                if (value := os.environ.get(f"{prefix}_{suffix}")) is not None:
+                    env[f"{prefix}_{suffix}"] = value
+        return env
+
+
+def aider_model_name(settings: Settings) -> str:
+    """The model aider uses: ``aider_model``, else the chat model in aider's naming (``openai/gpt-4o``)."""
+    if settings.aider_model:
+        return settings.aider_model
+    return f"{settings.provider}/{settings.model_name}"
+
+
+def aider_endpoint(settings: Settings, model_name: str) -> AiderEndpoint:
+    """The endpoint for aider's model, using the configured key and base URL of its provider."""
+    provider, _, bare = model_name.partition("/")
+    if not bare:
+        bare, provider = model_name, ""
+        if bare.startswith("claude"):
+            provider = "anthropic"
+        elif bare.startswith(_OPENAI_PREFIXES):
+            provider = "openai"
+    if provider == "openai":
+        key = settings.openai_api_key or ("not-needed" if settings.openai_base_url else "")
+        return AiderEndpoint("openai", settings.openai_base_url, key)
+    if provider == "anthropic":
+        return AiderEndpoint("anthropic", settings.anthropic_base_url, settings.anthropic_api_key)
+    return AiderEndpoint(provider)
+
+
+def child_environment(endpoint: AiderEndpoint, secrets: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of aider's CLI: credentials stripped, then exactly aider's own endpoint and key."""
+    env = scrubbed_env(secrets)
+    env.update(endpoint.environment())
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    return env
+
+
+# -- files: containment, snapshots and diffs ---------------------------------
+
+
+def resolve_in_project(path: str | os.PathLike[str], project_root: Path) -> Path:
+    """The resolved absolute path of an existing regular file inside the project.
+
+    Raises:
+        AiderError: the path is outside the project, missing or not a regular file.
+    """
+    try:
+        resolved = resolve_in_root(os.fspath(path), project_root)
+    except PathRefused as exc:
+        raise AiderError(exc.reason) from None
+    if not resolved.exists():
+        raise AiderError(f"{path} does not exist in the project")
+    if not resolved.is_file():
+        raise AiderError(f"{path} is not a regular file")
+    return resolved
+
+
+def read_snapshot(path: Path) -> str | None:
+    """The file's text (None when it does not exist)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+
+
+def unified_diff(before: str | None, after: str | None, rel: str) -> str:
+    """A git-style unified diff of one file ('' when unchanged)."""
+    if before == after:
+        return ""
+    old = (before or "").splitlines(keepends=True)
+    new = (after or "").splitlines(keepends=True)
+    for lines in (old, new):
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n\\ No newline at end of file\n"
+    fromfile = f"a/{rel}" if before is not None else "/dev/null"
+    tofile = f"b/{rel}" if after is not None else "/dev/null"
+    return "".join(difflib.unified_diff(old, new, fromfile, tofile))
+
+
+def diff_snapshots(before: Mapping[Path, str | None], project_root: Path) -> tuple[list[str], str]:
+    """Files (project-relative) whose content changed since ``before``, and their combined diff."""
+    edited: list[str] = []
+    diffs: list[str] = []
+    for path in sorted(before):
+        rel = relative_display(path, project_root)
+        diff = unified_diff(before[path], read_snapshot(path), rel)
+        if diff:
+            edited.append(rel)
+            diffs.append(diff)
+    return edited, "".join(diffs)
+
+
+def _summarise(edited: list[str], diff: str, how: str) -> str:
+    shown = diff if len(diff) <= MAX_DIFF_IN_CONTENT else diff[:MAX_DIFF_IN_CONTENT] + "\n... (diff truncated)\n"
+    return f"{how} edited {len(edited)} file(s): {', '.join(edited)}\n\n```diff\n{shown}```"
+
+
+# -- aider, imported lazily ----------------------------------------------------
+
+_prepare_lock = threading.Lock()
+_prepared = False
+
+
+def prepare_aider() -> None:
+    """Import aider (and litellm) with everything that would reach the internet turned off."""
+    global _prepared
+    with _prepare_lock:
+        if _prepared:
+            return
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # litellm reads it at import
+        from aider import models
+        from aider.llm import litellm
+
+        manager = models.model_info_manager
+        if not manager.content:
+            # aider otherwise downloads litellm's price list from GitHub on first Model().
+            manager.content = dict(litellm.model_cost)
+        manager._cache_loaded = True
+        _prepared = True
+
+
+def _capturing_io_class() -> type:
+    """An aider ``InputOutput`` that writes to a buffer and answers questions by policy."""
+    from aider.io import InputOutput
+    from rich.console import Console
+
+    class CapturingIO(InputOutput):  # type: ignore[misc, valid-type]
+        def __init__(self, project_root: Path, cancelled: threading.Event) -> None:
+            self.buffer = _stdio.StringIO()
+            self._console = Console(file=self.buffer, force_terminal=False, no_color=True, width=120)
+            self.errors: list[str] = []
+            self.originals: dict[Path, str | None] = {}
+            self.project_root = project_root
+            self.cancelled = cancelled
+            super().__init__(pretty=False, yes=True, fancy_input=False, root=str(project_root))
+
+        @property
+        def console(self) -> Console:
+            return self._console
+
+        @console.setter
+        def console(self, value: Console) -> None:
+            pass  # InputOutput.__init__ assigns a terminal console; keep the buffer
+
+        def _check_cancelled(self) -> None:
+            if self.cancelled.is_set():
+                raise AiderCancelled("the task was cancelled")
+
+        def print(self, message: str = "") -> None:
+            self.console.print(message)
+
+        def rule(self) -> None:
+            pass
+
+        def ring_bell(self) -> None:
+            pass
+
+        def tool_output(self, *messages: Any, **kwargs: Any) -> None:
+            self._check_cancelled()  # also ends aider's retry back-off early
+            super().tool_output(*messages, **kwargs)
+
+        def tool_warning(self, message: str = "", strip: bool = True) -> None:
+            self._check_cancelled()
+            super().tool_warning(message, strip)
+
+        def tool_error(self, message: str = "", strip: bool = True) -> None:
+            self.errors.append(str(message).strip())
+            super().tool_error(message, strip)
+
+        def confirm_ask(self, question: str, default: str = "y", subject: str | None = None, **kwargs: Any) -> bool:
+            # Yes only to editing or creating files inside the project; no to shell commands,
+            # URLs, lint fixes and anything else aider might ask.
+            allowed = False
+            if question in _FILE_QUESTIONS and subject and not self.cancelled.is_set():
+                target = (Path(self.root) / subject).resolve()
+                allowed = target.is_relative_to(self.project_root)
+            self.console.print(f"{question} {subject or ''} -> {'yes' if allowed else 'no'}")
+            if allowed and question == _FILE_QUESTIONS[0]:
+                self.originals.setdefault((Path(self.root) / subject).resolve(), None)
+            return allowed
+
+        def write_text(self, filename: Any, content: str, *args: Any, **kwargs: Any) -> None:
+            self._check_cancelled()
+            path = Path(filename).resolve()
+            if not path.is_relative_to(self.project_root):
+                raise OSError(f"{filename} is outside the project")
+            self.originals.setdefault(path, read_snapshot(path))
+            super().write_text(filename, content, *args, **kwargs)
+
+    return CapturingIO
+
+
+class AiderBridge:
+    """Runs aider on project files and reports what changed.
+
+    Args:
+        settings: the application settings (project root, aider model, auto-commit, endpoints).
+        edit_format: aider edit format to force ("diff", "whole", ...); None lets aider choose per model.
+        map_tokens: size of aider's repository map; 0 (the default) turns it off, since
+            our memory system picks the files and the map writes a tag cache into the project.
+    """
+
+    def __init__(self, settings: Settings, *, edit_format: str | None = None, map_tokens: int = 0) -> None:
+        self.settings = settings
+        self.project_root = Path(settings.project_root).resolve()
+        self.edit_format = edit_format
+        self.map_tokens = map_tokens
+        self.interactive_runner: InteractiveRunner | None = None
+        """Set by the TUI to suspend itself around interactive sessions."""
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return aider_model_name(self.settings)
+
+    @property
+    def endpoint(self) -> AiderEndpoint:
+        return aider_endpoint(self.settings, self.model_name)
+
+    def resolve_files(self, file_paths: Sequence[str]) -> list[Path]:
+        """Resolved, de-duplicated paths (raises AiderError naming the first bad one)."""
+        seen: dict[Path, None] = {}
+        for raw in file_paths:
+            seen.setdefault(resolve_in_project(raw, self.project_root), None)
+        return list(seen)
+
+    # -- automatic -------------------------------------------------------------
+
+    async def execute_automatic_task(self, prompt: str, file_paths: Sequence[str]) -> TaskResult:
+        """Have aider make the change described by ``prompt`` to ``file_paths``, without asking anyone.
+
+        Returns:
+            A success result with a summary and the unified diff (metadata ``edited_files``,
+            ``diff``, ``aider_output``), a success noting that nothing changed, or an error.
+        """
+        if not prompt.strip():
+            return error_result("aider needs a prompt describing the change")
+        try:
+            files = self.resolve_files(file_paths)
+        except AiderError as exc:
+            return error_result(f"aider cannot edit that: {exc}")
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._run_automatic, prompt, files, cancelled)
+        except asyncio.CancelledError:
+            cancelled.set()  # the thread finishes its request but writes nothing more
+            raise
+
+    def _run_automatic(self, prompt: str, files: list[Path], cancelled: threading.Event) -> TaskResult:
+        with self._lock:
+            started = time.perf_counter()
+            before = {path: read_snapshot(path) for path in files}
+            try:
+                io, coder = self._create_coder(files, cancelled)
+            except Exception as exc:  # noqa: BLE001 - aider raises many kinds; report, never crash
+                log.exception("aider could not start")
+                return error_result(f"aider could not start: {exc}", model=self.model_name)
+            try:
+                coder.run(with_message=prompt, preproc=False)
+            except Exception as exc:  # noqa: BLE001
+                log.exception("aider failed")
+                io.errors.append(f"{type(exc).__name__}: {exc}")
+            for path, original in io.originals.items():
+                before.setdefault(path, original)
+            edited, diff = diff_snapshots(before, self.project_root)
+            output = io.buffer.getvalue()
+            meta = {
+                "edited_files": edited,
+                "diff": diff,
+                "aider_output": output,
+                "model": self.model_name,
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+            log.info("aider automatic: %d file(s) edited in %.2fs", len(edited), meta["seconds"])
+            if edited:
+                return ok_result(_summarise(edited, diff, "aider"), **meta)
+            reply = (coder.partial_response_content or "").strip()
+            if io.errors:
+                return error_result("aider made no changes; it reported: " + "\n".join(io.errors[-5:]), **meta)
+            note = "aider made no changes."
+            if reply:
+                note += f" Its reply:\n{reply[:4000]}"
+            return ok_result(note, **meta)
+
+    def _create_coder(self, files: list[Path], cancelled: threading.Event) -> tuple[Any, Any]:
+        prepare_aider()
+        from aider.coders import Coder
+        from aider.models import Model
+        from aider.repo import GitRepo
+
+        model = Model(self.model_name)
+        params = self.endpoint.litellm_params()
+        for each in {id(m): m for m in (model, model.weak_model, model.editor_model) if m is not None}.values():
+            each.extra_params = {**(each.extra_params or {}), **params}
+        io = _capturing_io_class()(self.project_root, cancelled)
+        fnames = [str(path) for path in files]
+        try:
+            repo = GitRepo(io, fnames, str(self.project_root), models=model.commit_message_models())
+        except FileNotFoundError:
+            repo = None
+        coder = Coder.create(
+            main_model=model,
+            edit_format=self.edit_format,
+            io=io,
+            repo=repo,
+            use_git=repo is not None,
+            fnames=fnames,
+            auto_commits=self.settings.aider_auto_commit,
+            dirty_commits=False,
+            suggest_shell_commands=False,
+            detect_urls=False,
+            stream=False,
+            map_tokens=self.map_tokens,
+            auto_lint=False,
+            auto_test=False,
+        )
+        if repo is None:
+            coder.root = str(self.project_root)
+        return io, coder
+
+    # -- interactive -----------------------------------------------------------
+
+    def interactive_command(self, query: str, files: Sequence[Path]) -> list[str]:
+        """The command line of an interactive aider session seeded with ``query``."""
+        command = [sys.executable, "-c", _LAUNCHER, query, "--model", self.model_name]
+        command += ["--no-analytics", "--no-check-update", "--no-show-release-notes"]
+        command += ["--auto-commits" if self.settings.aider_auto_commit else "--no-auto-commits"]
+        if self.edit_format:
+            command += ["--edit-format", self.edit_format]
+        command += ["--", *(str(path) for path in files)]
+        return command
+
+    async def run_interactive(
+        self, query: str, file_paths: Sequence[str], runner: InteractiveRunner | None = None
+    ) -> TaskResult:
+        """Run :meth:`start_interactive_session` through ``runner`` (default: ``interactive_runner``, else a thread)."""
+        run = runner or self.interactive_runner or run_in_thread
+        return await run(lambda: self.start_interactive_session(query, file_paths))
+
+    def start_interactive_session(
+        self,
+        query: str,
+        file_paths: Sequence[str],
+        *,
+        stdin: Any = None,
+        stdout: Any = None,
+        stderr: Any = None,
+    ) -> TaskResult:
+        """Hand the terminal to aider's own CLI with these files, sending ``query`` first.
+
+        Blocks until the user leaves aider. The TUI calls this inside ``app.suspend()``;
+        ``stdin``/``stdout``/``stderr`` default to the current terminal.
+
+        Returns:
+            Which files changed during the session and their diff, or an error.
+        """
+        try:
+            files = self.resolve_files(file_paths)
+        except AiderError as exc:
+            return error_result(f"aider cannot edit that: {exc}")
+        if stdin is None and not _is_terminal(0):
+            return error_result(
+                "interactive aider needs a terminal; use aiderAutomatic (or /task aider:automatic) instead"
+            )
+        before = {path: read_snapshot(path) for path in files}
+        status_before = _git_status(self.project_root)
+        command = self.interactive_command(query, files)
+        env = child_environment(self.endpoint, self.settings.secrets())
+        log.info("starting interactive aider on %d file(s)", len(files))
+        try:
+            code = subprocess.run(
+                command, cwd=self.project_root, env=env, stdin=stdin, stdout=stdout, stderr=stderr, check=False
+            ).returncode
+        except OSError as exc:
+            return error_result(f"could not start aider: {exc}")
+        except KeyboardInterrupt:
+            code = 130
+        edited, diff = diff_snapshots(before, self.project_root)
+        others = sorted(set(_git_status(self.project_root)) - set(status_before) - set(edited))
+        meta = {"edited_files": edited, "diff": diff, "other_changed_files": others, "exit_code": code}
+        if edited or others:
+            text = _summarise(edited, diff, "the aider session") if edited else "the aider session"
+            if others:
+                text += f"\nOther files changed during the session: {', '.join(others)}"
+            return ok_result(text, **meta)
+        if code not in (0, 130):
+            return error_result(f"aider exited with status {code} and changed nothing", **meta)
+        return ok_result("the aider session ended without changing any files", **meta)
+
+
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _git_status(root: Path) -> list[str]:
+    """Porcelain status lines (status and path), or [] outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=root, capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line[3:] for line in out.stdout.splitlines() if len(line) > 3] if out.returncode == 0 else []
+
+
+# Runs in the child: aider's own CLI, whose first prompt is answered with the query.
+_LAUNCHER = """\
+import os, sys
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+from aider import models
+from aider.io import InputOutput
+from aider.llm import litellm
+from aider.main import main
+if not models.model_info_manager.content:
+    models.model_info_manager.content = dict(litellm.model_cost)
+models.model_info_manager._cache_loaded = True
+seed, argv = sys.argv[1], sys.argv[2:]
+ask = InputOutput.get_input
+def first_input(self, *args, **kwargs):
+    InputOutput.get_input = ask
+    if not seed.strip():
+        return ask(self, *args, **kwargs)
+    self.rule()
+    self.user_input(seed, log_only=False)
+    self.add_to_input_history(seed)
+    return seed
+InputOutput.get_input = first_input
+sys.exit(main(argv))
+"""

@@ -1,0 +1,276 @@
+"""The ``aiderAutomatic`` and ``aiderInteractive`` tools offered to the model (SPEC.md section 7).
+
+Their executors close over the handler: before calling the bridge they choose the
+files from the explicit ``file_context``, the user's picked files, and the memory
+system's ranking for the instruction (weighted most) and the recent conversation
+(SPEC.md section 7, Phase 3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
+from core.tools.secrets import is_secret_path
+from core.types import TaskResult, error_result
+
+log = logging.getLogger(__name__)
+
+MAX_FILES = 8
+"""Most files handed to aider in one call."""
+RECENT_MESSAGES = 6
+"""Conversation messages (from the end) that inform the file choice."""
+INSTRUCTION_WEIGHT = 1.0
+CONVERSATION_WEIGHT = 0.5
+MIN_RELATIVE_SCORE = 0.3
+"""Inferred files scoring below this fraction of the best inferred file are left out."""
+
+_FILE_CONTEXT_SCHEMA = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "Paths (relative to the project root, or absolute inside it) of files aider should edit.",
+}
+
+AIDER_AUTOMATIC_SPEC: dict[str, Any] = {
+    "name": "aiderAutomatic",
+    "description": (
+        "Have aider make a straightforward code change without asking the user: it edits the files "
+        "on disk and returns the diff. Describe the change precisely in `prompt`. Files come from "
+        "`file_context` plus files relevant to the prompt and the recent conversation."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string", "description": "The change to make, stated precisely."},
+            "file_context": _FILE_CONTEXT_SCHEMA,
+        },
+        "required": ["prompt"],
+    },
+    "requires_approval": True,
+}
+
+AIDER_INTERACTIVE_SPEC: dict[str, Any] = {
+    "name": "aiderInteractive",
+    "description": (
+        "Open an interactive aider session in the user's terminal for complex edits that need the "
+        "user's guidance; `query` is sent as the first message. Returns which files changed when "
+        "the user leaves aider."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "What to work on; aider receives it first."},
+            "file_context": _FILE_CONTEXT_SCHEMA,
+        },
+        "required": ["query"],
+    },
+    "requires_approval": True,
+}
+
+_PATH_TOKEN = re.compile(r"[\w./\\-]*\w\.\w+|[\w-]+(?:/[\w.-]+)+")
+
+
+def mentioned_files(text: str, project_root: Path) -> list[Path]:
+    """Existing project files named in ``text`` (relative or absolute paths), in order of mention."""
+    found: dict[Path, None] = {}
+    for token in _PATH_TOKEN.findall(text):
+        try:
+            found.setdefault(resolve_in_project(token, project_root), None)
+        except (AiderError, OSError, ValueError):
+            continue
+    return list(found)
+
+
+def conversation_text(messages: Iterable[dict[str, Any]]) -> str:
+    """The text of messages, tool-call arguments and tool results included."""
+    parts: list[str] = []
+    for message in messages:
+        if message.get("content"):
+            parts.append(str(message["content"]))
+        for call in message.get("tool_calls") or []:
+            parts.append(json.dumps(call.get("parameters") or call.get("input") or {}))
+    return "\n".join(parts)
+
+
+async def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a sync (in a worker thread: it may wait for the index) or async function."""
+    if inspect.iscoroutinefunction(function):
+        return await function(*args, **kwargs)
+    result = await asyncio.to_thread(function, *args, **kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+def _normalise(matches: Any) -> list[tuple[str, float]]:
+    """(path, relevance) pairs from matches given as pairs or bare paths."""
+    ranked = []
+    for match in matches or []:
+        if isinstance(match, (tuple, list)) and match:
+            score = match[1] if len(match) > 1 and isinstance(match[1], (int, float)) else 1.0
+            ranked.append((str(match[0]), float(score)))
+        elif isinstance(match, (str, Path)):
+            ranked.append((str(match), 1.0))
+    return ranked
+
+
+def _scaled(ranked: list[tuple[str, float]], weight: float) -> list[tuple[str, float]]:
+    best = max((score for _, score in ranked), default=0.0) or 1.0
+    return [(path, weight * score / best) for path, score in ranked]
+
+
+async def inferred_matches(
+    memory_system: Any, instruction: str, history: Sequence[dict[str, Any]], recent_text: str
+) -> list[tuple[str, float]]:
+    """Files the memory system relates to the instruction (weighted most) and the recent conversation.
+
+    Uses ``weighted_query(instruction, messages, limit)`` when the memory system has it, else two
+    ``get_relevant_context_for`` lookups merged with :data:`INSTRUCTION_WEIGHT` and
+    :data:`CONVERSATION_WEIGHT`. Any failure gives [] (relevance is a hint, never fatal).
+    """
+    if memory_system is None:
+        return []
+    try:
+        if hasattr(memory_system, "weighted_query"):
+            ranked = _normalise(await _call(memory_system.weighted_query, instruction, list(history), limit=2 * MAX_FILES))
+            return _scaled(ranked, INSTRUCTION_WEIGHT)
+        lookup = memory_system.get_relevant_context_for
+        merged: list[tuple[str, float]] = []
+        for text, weight in ((instruction, INSTRUCTION_WEIGHT), (recent_text, CONVERSATION_WEIGHT)):
+            if text.strip():
+                result = await _call(lookup, {"taskText": text, "inheritedContext": ""})
+                matches = getattr(result, "matches", None)
+                if matches is None and isinstance(result, dict):
+                    matches = result.get("matches")
+                merged += _scaled(_normalise(matches), weight)
+        return merged
+    except Exception:  # noqa: BLE001
+        log.exception("memory lookup for aider's files failed")
+        return []
+
+
+async def choose_files(
+    handler: Any,
+    instruction: str,
+    explicit: Sequence[str] = (),
+    *,
+    limit: int = MAX_FILES,
+) -> list[str]:
+    """The files aider gets: explicit, then picked, then inferred from instruction and conversation.
+
+    Args:
+        handler: anything with ``project_root`` and optionally ``memory_system``,
+            ``conversation_history`` and ``pinned_files``.
+        instruction: the prompt or query for aider (weighted most).
+        explicit: the ``file_context`` the caller gave.
+        limit: most files returned.
+
+    Returns:
+        Absolute paths, de-duplicated, at most ``limit``.
+
+    Raises:
+        AiderError: an explicit path is outside the project or missing (named in the message).
+    """
+    root = Path(getattr(handler, "project_root", None) or handler.config.project_root).resolve()
+    chosen: dict[Path, None] = {}
+    pinned: dict[Path, None] = {}
+    for raw in getattr(handler, "pinned_files", None) or []:
+        try:
+            pinned.setdefault(resolve_in_project(raw, root), None)
+        except AiderError:
+            log.info("skipping picked file %s: no longer in the project", raw)
+    for raw in explicit:
+        path = resolve_in_project(raw, root)
+        if path not in pinned and (reason := is_secret_path(path)):
+            raise AiderError(f"{raw}: {reason}; aider edits it only if the user adds it to the context")
+        chosen.setdefault(path, None)
+    chosen.update({path: None for path in pinned if path not in chosen})
+
+    history = list(getattr(handler, "conversation_history", None) or [])[-RECENT_MESSAGES:]
+    recent = conversation_text(history)
+    scores: dict[Path, float] = {}
+
+    def add(path: str | Path, score: float) -> None:
+        try:
+            resolved = resolve_in_project(path, root)
+        except AiderError:
+            return
+        if is_secret_path(resolved):
+            return
+        scores[resolved] = scores.get(resolved, 0.0) + score
+
+    for path, score in await inferred_matches(getattr(handler, "memory_system", None), instruction, history, recent):
+        add(path, score)
+    # Files named outright count as the best possible match of their source.
+    for path in mentioned_files(instruction, root):
+        add(path, INSTRUCTION_WEIGHT * 2)
+    for path in mentioned_files(recent, root):
+        add(path, CONVERSATION_WEIGHT * 2)
+
+    if scores:
+        floor = max(scores.values()) * MIN_RELATIVE_SCORE
+        for path, score in sorted(scores.items(), key=lambda item: (-item[1], str(item[0]))):
+            if score >= floor:
+                chosen.setdefault(path, None)
+    return [str(path) for path in list(chosen)[:limit]]
+
+
+def _explicit(params: dict[str, Any]) -> list[str]:
+    value = params.get("file_context") or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise AiderError("file_context must be a list of file paths")
+    return value
+
+
+def register_aider_tools(
+    handler: Any,
+    bridge: AiderBridge,
+    run_interactive: InteractiveRunner | None = None,
+) -> bool:
+    """Register ``aiderAutomatic`` and ``aiderInteractive`` on the handler.
+
+    Args:
+        handler: the handler (``register_tool``, ``memory_system``, ``conversation_history``,
+            ``pinned_files``, ``project_root``).
+        bridge: the AiderBridge that runs aider.
+        run_interactive: runs the blocking interactive session; the TUI passes one that
+            suspends the app around it. Defaults to ``bridge.interactive_runner``, else a thread
+            in the current terminal.
+
+    Returns:
+        True when both tools were registered.
+    """
+
+    async def automatic(params: dict[str, Any]) -> TaskResult:
+        prompt = str(params.get("prompt") or "").strip()
+        if not prompt:
+            return error_result("aiderAutomatic needs a `prompt` describing the change")
+        try:
+            files = await choose_files(handler, prompt, _explicit(params))
+        except AiderError as exc:
+            return error_result(f"aiderAutomatic: {exc}")
+        result = await bridge.execute_automatic_task(prompt, files)
+        result.setdefault("metadata", {})["file_context"] = files
+        return result
+
+    async def interactive(params: dict[str, Any]) -> TaskResult:
+        query = str(params.get("query") or "").strip()
+        if not query:
+            return error_result("aiderInteractive needs a `query`")
+        try:
+            files = await choose_files(handler, query, _explicit(params))
+        except AiderError as exc:
+            return error_result(f"aiderInteractive: {exc}")
+        result = await bridge.run_interactive(query, files, runner=run_interactive)
+        result.setdefault("metadata", {})["file_context"] = files
+        return result
+
+    ok_automatic = handler.register_tool(AIDER_AUTOMATIC_SPEC, automatic)
+    ok_interactive = handler.register_tool(AIDER_INTERACTIVE_SPEC, interactive)
+    return bool(ok_automatic and ok_interactive)
