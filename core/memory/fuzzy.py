@@ -291,7 +291,11 @@ def _gather(corpus: _Corpus, query: str, wanted: int) -> tuple[list[int], bool]:
             from_dirs(corpus.dirs.lines(subsequence)),  # a directory has it in order
         ]
     else:
-        ladder = [scan("path", lit)]
+        head, _, tail = query.rpartition("/")
+        ladder = [
+            _across_slash(corpus, head + "/", tail),  # the directory ends with the part before the last "/" ...
+            from_dirs(corpus.dirs.lines(lit)),  # a directory contains it
+        ]
     for tier in ladder:
         if take(tier):
             return list(seen), False
@@ -302,6 +306,17 @@ def _gather(corpus: _Corpus, query: str, wanted: int) -> tuple[list[int], bool]:
     if take(scan("path", subsequence, PATH_SCAN_BUDGET if cut else None)):
         return list(seen), False
     return list(seen), not cut
+
+
+def _across_slash(corpus: _Corpus, head: str, tail: str) -> Iterator[int]:
+    """Paths containing ``head + tail`` where the last ``/`` of the query is the one before the file name."""
+    for line in corpus.dirs.lines(re.escape(head) + "\\n"):
+        files = corpus.dir_files[line]
+        if not tail:
+            yield from files[:PER_DIRECTORY]
+            continue
+        base = corpus.base.texts
+        yield from (i for i in files if base[i].startswith(tail))
 
 
 def _name_tiers(corpus: _Corpus, query: str, lit: str, word_lit: str) -> list[Iterable[int]]:
