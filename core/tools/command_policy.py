@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Mapping
 
 from core.tools.command_syntax import CommandRefused, RefusalKind, split_pipeline
@@ -172,7 +172,7 @@ def _find(args: list[str], stage: _Stage) -> list[str]:
         if token in _FIND_FORBIDDEN:
             raise _refuse_option("find", token, _FIND_FORBIDDEN[token])
     i = 0
-    while i < len(args) and (args[i] in ("-H", "-P", "-D") or re.fullmatch(r"-O\d*", args[i])):
+    while i < len(args) and (args[i] in ("-H", "-P", "-D", "--") or re.fullmatch(r"-O\d*", args[i])):
         i += 2 if args[i] == "-D" else 1
     while i < len(args) and not args[i].startswith("-") and args[i] not in ("(", ")", "!", ","):
         stage.path(args[i])
@@ -252,14 +252,15 @@ def _grep(args: list[str], stage: _Stage) -> list[str]:
     if not _lists_files(parsed, _GREP_LISTING):
         stage.ask("grep:content", "grep without -l/-L prints matching lines, i.e. file contents; "
                   "add -l to list the matching files instead.")
-    excludes = [f"--exclude={g}" for g in SEARCH_EXCLUDE_GLOBS] + [f"--exclude-dir={d}" for d in (".git", *sorted(SECRET_DIRS))]
+    excludes = [f"--exclude={g}" for g in SEARCH_EXCLUDE_GLOBS]
+    excludes += [f"--exclude-dir={d}" for d in (".git", *sorted(SECRET_DIRS))]
     return ["grep", *_insert(args, parsed.end, excludes)]
 
 
 _RG = _Options(
     short_args="efgtTmABCjMrdE",
-    long_args=frozenset({"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--type-add", "--type-clear",
-                         "--max-count", "--after-context", "--before-context", "--context", "--threads",
+    long_args=frozenset({"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--type-add",
+                         "--type-clear", "--max-count", "--after-context", "--before-context", "--context", "--threads",
                          "--max-columns", "--encoding", "--replace", "--max-depth", "--ignore-file",
                          "--path-separator", "--sort", "--sortr", "--color", "--colors", "--context-separator",
                          "--field-match-separator", "--max-filesize", "--dfa-size-limit", "--regex-size-limit",
@@ -379,6 +380,7 @@ def _git(args: list[str], stage: _Stage) -> list[str]:
                     not refused.startswith("--") and name.startswith(refused)
                 ):
                     raise _refuse_option(f"git {sub}", refused, why)
+        _check_every_word(rest, stage)
         stage.ask(f"git {sub}", f"git {sub} is not one of the read-only file-finding commands ({', '.join(SOURCES)}).")
     return ["git", *GIT_HARDENING, *args]
 
@@ -415,12 +417,17 @@ def _filter(program: str, args: list[str], stage: _Stage) -> list[str]:
     return [program, *args]
 
 
-def _other(program: str, args: list[str], stage: _Stage) -> list[str]:
+def _check_every_word(args: list[str], stage: _Stage) -> None:
+    """For programs whose arguments are not modelled: every word (and --opt=value) is checked as a path."""
     for arg in args:
-        values = [arg, arg.partition("=")[2]] if arg.startswith("-") else [arg]
-        for value in values:
-            if value.startswith(("/", "~")) or ".." in PurePosixPath(value).parts:
-                stage.path(value)
+        if arg.startswith("-"):
+            arg = arg.partition("=")[2]
+        if arg:
+            stage.path(arg, reads=True)
+
+
+def _other(program: str, args: list[str], stage: _Stage) -> list[str]:
+    _check_every_word(args, stage)
     stage.ask(program, f"{program!r} is not one of the read-only file-finding programs ({', '.join(SOURCES)}).")
     return [program, *args]
 

@@ -234,7 +234,10 @@ async def _run(
     assert last.stdout is not None
     stdout = bytearray()
     errors = [bytearray() for _ in procs]
-    readers = [asyncio.create_task(_drain(p.stderr, buf, STDERR_CAP)) for p, buf in zip(procs, errors)]  # type: ignore[arg-type]
+    readers = [
+        asyncio.create_task(_drain(p.stderr, buf, STDERR_CAP))  # type: ignore[arg-type]
+        for p, buf in zip(procs, errors)
+    ]
     truncated = False
 
     def discard_rest() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -34,11 +35,29 @@ def make_repo(root: Path, files: dict[str, str | bytes], *, commit: bool = True)
     """A git repository with ``files``; everything not ignored is committed."""
     root.mkdir(parents=True, exist_ok=True)
     write_files(root, files)
-    git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main", "--template=")  # no sample hooks: less to copy
     if commit:
         git(root, "add", "-A")
         git(root, "commit", "-q", "-m", "initial")
     return root
+
+
+class RepoCache:
+    """Builds each distinct repository once per test session and hands out copies (git is slow to set up)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.templates: dict[tuple, Path] = {}
+
+    def make(self, dest: Path, files: dict[str, str | bytes]) -> Path:
+        """A fresh copy at ``dest`` of a committed repository holding ``files``."""
+        key = tuple(sorted(files.items()))
+        template = self.templates.get(key)
+        if template is None:
+            template = make_repo(self.workdir / f"template{len(self.templates)}", files)
+            self.templates[key] = template
+        shutil.copytree(template, dest, symlinks=True)
+        return dest
 
 
 @dataclass

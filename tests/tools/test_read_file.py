@@ -8,14 +8,14 @@ import pytest
 
 from core.tools.files import MAX_READ_BYTES, READ_FILE_SPEC, is_git_ignored, is_secret_path, read_file_tool
 from core.types import is_error
-from tests.tools.support import make_repo, write_files
+from tests.tools.support import RepoCache, git, write_files
 
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(
+def repo(tmp_path: Path, repo_cache: RepoCache) -> Path:
+    return repo_cache.make(
         tmp_path / "proj",
         {
             "src/app.py": "import os\n\ndef main():\n    return 42\n",
@@ -90,7 +90,8 @@ class TestReading:
 
 class TestRefusals:
     @pytest.mark.parametrize("path, words", [
-        (".env", "environment file"), (".env.local", "environment file"), ("deploy/id_rsa", "private key"), ("certs/server.pem", "*.pem"),
+        (".env", "environment file"), (".env.local", "environment file"), ("deploy/id_rsa", "private key"),
+        ("certs/server.pem", "*.pem"),
         ("notes/innocent.txt", "private key"), ("debug.log", "ignored by git"), ("build/out.txt", "ignored by git"),
         ("image.png", "binary"), (".git/config", "git's internal"), ("missing.py", "does not exist"),
         ("src", "directory"),
@@ -150,8 +151,6 @@ class TestRefusals:
 
 class TestIgnoreRules:
     def test_tracked_file_matching_a_pattern_is_not_ignored(self, repo: Path) -> None:
-        from tests.tools.support import git
-
         write_files(repo, {"keep.log": "tracked anyway\n"})
         git(repo, "add", "-f", "keep.log")
         assert not is_git_ignored((repo / "keep.log").resolve(), repo)

@@ -20,14 +20,14 @@ from core.tools.safe_exec import (
     scrubbed_env,
 )
 from core.types import Decision, is_error
-from tests.tools.support import RecordingApprover, git, make_repo, process_gone, write_files
+from tests.tools.support import RecordingApprover, RepoCache, git, process_gone, write_files
 
 ENV_CANARY = "sk-canary-env-value-0123456789"
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(
+def repo(tmp_path: Path, repo_cache: RepoCache) -> Path:
+    return repo_cache.make(
         tmp_path / "proj",
         {
             "src/auth.py": "def login(user):\n    return authenticate(user)\n",
@@ -204,7 +204,8 @@ class TestApproval:
 
     async def test_modes(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.ALLOW_ONCE)
-        allow = await execute_command_safely("cat README.md", project_root=repo, approve=approver, approval_mode="allow")
+        allow = await execute_command_safely("cat README.md", project_root=repo, approve=approver,
+                                             approval_mode="allow")
         deny = await execute_command_safely("cat README.md", project_root=repo, approve=approver, approval_mode="deny")
         nobody = await execute_command_safely("cat README.md", project_root=repo)
         assert allow.status == "success" and allow.decision == "allow_mode"
