@@ -40,7 +40,7 @@ class Application:
         self.provider = provider or create_provider(settings)
         self.memory_system = MemorySystem(self.project_root, provider=self.provider)
         self.bridge = AiderBridge(settings)
-        self.task_system = TaskSystem(self.bridge)
+        self.task_system = TaskSystem(self.bridge, run_interactive=run_interactive)
         self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
         self._register_tools(run_interactive)
         self.session: Any = None
