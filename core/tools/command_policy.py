@@ -22,12 +22,20 @@ The allowlist: ``find``, ``ls``, ``git ls-files``, ``git grep -l``, ``grep -l``,
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
-from core.tools.command_syntax import CommandRefused, RefusalKind, split_pipeline
+from core.tools.command_syntax import (
+    CommandRefused,
+    OptionSpec,
+    ParsedArgs,
+    RefusalKind,
+    parse_options,
+    refuse_option,
+    split_pipeline,
+)
 from core.tools.paths_guard import PathRefused, resolve_in_root
 from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, is_secret_path
 
@@ -67,72 +75,6 @@ def _forbidden(reason: str) -> CommandRefused:
     return CommandRefused(RefusalKind.FORBIDDEN, reason)
 
 
-@dataclass(frozen=True)
-class _Options:
-    """How a program's options are spelled: which take a value, which are refused."""
-
-    short_args: str = ""
-    long_args: frozenset[str] = frozenset()
-    forbidden: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class _Parsed:
-    options: list[tuple[str, str | None]]
-    positionals: list[str]
-    end: int
-    """Index in the arguments where options end (the ``--``), or their length."""
-
-    def has(self, *names: str) -> bool:
-        return any(opt in names for opt, _ in self.options)
-
-    def values(self, *names: str) -> list[str]:
-        return [value for opt, value in self.options if opt in names and value is not None]
-
-
-def _refuse_option(program: str, option: str, why: str) -> CommandRefused:
-    return _forbidden(f"{program} {option} is not allowed: it {why}. Leave the option out.")
-
-
-def _parse(program: str, args: list[str], spec: _Options) -> _Parsed:
-    """getopt-style parse; long options are refused on any unambiguous abbreviation too."""
-    parsed = _Parsed([], [], len(args))
-    i, n = 0, len(args)
-    while i < n:
-        token = args[i]
-        i += 1
-        if token == "--":
-            parsed.end = i - 1
-            parsed.positionals.extend(args[i:])
-            break
-        if token == "-" or not token.startswith("-"):
-            parsed.positionals.append(token)
-            continue
-        if token.startswith("--"):
-            name, eq, value = token.partition("=")
-            for refused, why in spec.forbidden.items():
-                if refused.startswith("--") and refused.startswith(name):
-                    raise _refuse_option(program, refused, why)
-            if not eq and name in spec.long_args and i < n:
-                value, i = args[i], i + 1
-                parsed.options.append((name, value))
-            else:
-                parsed.options.append((name, value if eq else None))
-            continue
-        for j in range(1, len(token)):
-            option = "-" + token[j]
-            if option in spec.forbidden:
-                raise _refuse_option(program, option, spec.forbidden[option])
-            if token[j] in spec.short_args:
-                value = token[j + 1 :]
-                if not value and i < n:
-                    value, i = args[i], i + 1
-                parsed.options.append((option, value))
-                break
-            parsed.options.append((option, None))
-    return parsed
-
-
 class _Stage:
     """Checks for one pipeline stage; collects what needs approval."""
 
@@ -150,9 +92,9 @@ class _Stage:
         except PathRefused as exc:
             raise _forbidden(exc.reason) from None
         if reads:
-            why = is_secret_path(raw) or is_secret_path(resolved)
+            why = is_secret_path(raw) or is_secret_path(resolved.relative_to(self.root.resolve()))
             if why:
-                raise _forbidden(f"Searching {raw!r} is refused: {why}.")
+                raise _forbidden(f"{raw!r} is refused: {why}. Commands never search or read secret files.")
 
     def ask(self, key: str, reason: str) -> None:
         self.approvals.append(Approval(key, reason))
@@ -170,7 +112,7 @@ _FIND_FILE_REFS = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
 def _find(args: list[str], stage: _Stage) -> list[str]:
     for token in args:
         if token in _FIND_FORBIDDEN:
-            raise _refuse_option("find", token, _FIND_FORBIDDEN[token])
+            raise refuse_option("find", token, _FIND_FORBIDDEN[token])
     i = 0
     while i < len(args) and (args[i] in ("-H", "-P", "-D", "--") or re.fullmatch(r"-O\d*", args[i])):
         i += 2 if args[i] == "-D" else 1
@@ -183,7 +125,7 @@ def _find(args: list[str], stage: _Stage) -> list[str]:
     return ["find", *args]
 
 
-_LS = _Options(
+_LS = OptionSpec(
     short_args="ITw",
     long_args=frozenset({"--block-size", "--format", "--hide", "--ignore", "--indicator-style", "--quoting-style",
                          "--sort", "--tabsize", "--time", "--time-style", "--width"}),
@@ -192,7 +134,7 @@ _LS = _Options(
 
 
 def _ls(args: list[str], stage: _Stage) -> list[str]:
-    for operand in _parse("ls", args, _LS).positionals:
+    for operand in parse_options("ls", args, _LS).positionals:
         stage.path(operand)
     return ["ls", *args]
 
@@ -201,7 +143,7 @@ def ls_listing_dir(argv: list[str]) -> str | None:
     """For ``ls DIR`` (one operand, no -d/-R), the DIR its output names are relative to."""
     if not argv or Path(argv[0]).name != "ls":
         return None
-    parsed = _parse("ls", argv[1:], _LS)
+    parsed = parse_options("ls", argv[1:], _LS)
     flags = {opt for opt, _ in parsed.options}
     if len(parsed.positionals) != 1 or flags & {"-d", "-R", "--directory", "--recursive"}:
         return None
@@ -209,7 +151,7 @@ def ls_listing_dir(argv: list[str]) -> str | None:
 
 
 # ---------------------------------------------------------------- grep, rg, fd
-_GREP = _Options(
+_GREP = OptionSpec(
     short_args="efmABCdD",
     long_args=frozenset({"--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context",
                          "--directories", "--devices", "--include", "--exclude", "--exclude-from", "--exclude-dir",
@@ -219,14 +161,14 @@ _GREP = _Options(
 _GREP_LISTING = ("-l", "-L", "--files-with-matches", "--files-without-match")
 
 
-def _lists_files(parsed: _Parsed, flags: tuple[str, ...]) -> bool:
+def _lists_files(parsed: ParsedArgs, flags: tuple[str, ...]) -> bool:
     return any(
         opt in flags or (len(opt) > 7 and any(f.startswith(opt) for f in flags if f.startswith("--")))
         for opt, _ in parsed.options
     )
 
 
-def _operands(parsed: _Parsed, pattern_options: tuple[str, ...]) -> list[str]:
+def _operands(parsed: ParsedArgs, pattern_options: tuple[str, ...]) -> list[str]:
     """Positionals minus the leading pattern (unless the pattern came from an option)."""
     if parsed.has(*pattern_options):
         return parsed.positionals
@@ -238,7 +180,7 @@ def _insert(args: list[str], at: int, extra: list[str]) -> list[str]:
 
 
 def _grep(args: list[str], stage: _Stage) -> list[str]:
-    parsed = _parse("grep", args, _GREP)
+    parsed = parse_options("grep", args, _GREP)
     for value in parsed.values("-f", "--file", "--exclude-from"):
         stage.path(value, reads=True)
     files = _operands(parsed, ("-e", "-f", "--regexp", "--file"))
@@ -257,7 +199,7 @@ def _grep(args: list[str], stage: _Stage) -> list[str]:
     return ["grep", *_insert(args, parsed.end, excludes)]
 
 
-_RG = _Options(
+_RG = OptionSpec(
     short_args="efgtTmABCjMrdE",
     long_args=frozenset({"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--type-add",
                          "--type-clear", "--max-count", "--after-context", "--before-context", "--context", "--threads",
@@ -272,7 +214,7 @@ _RG_LISTING = ("--files", "-l", "--files-with-matches", "--files-without-match")
 
 
 def _rg(program: str, args: list[str], stage: _Stage) -> list[str]:
-    parsed = _parse(program, args, _RG)
+    parsed = parse_options(program, args, _RG)
     for value in parsed.values("-f", "--file", "--ignore-file"):
         stage.path(value, reads=True)
     listing_only = parsed.has("--files")
@@ -286,7 +228,7 @@ def _rg(program: str, args: list[str], stage: _Stage) -> list[str]:
     return [program, "--no-config", *_insert(args, parsed.end, extra)]
 
 
-_FD = _Options(
+_FD = OptionSpec(
     short_args="etEdcjSo",
     long_args=frozenset({"--extension", "--type", "--exclude", "--max-depth", "--min-depth", "--exact-depth", "--size",
                          "--changed-within", "--changed-before", "--owner", "--color", "--threads", "--max-results",
@@ -297,7 +239,7 @@ _FD = _Options(
 
 
 def _fd(program: str, args: list[str], stage: _Stage) -> list[str]:
-    parsed = _parse(program, args, _FD)
+    parsed = parse_options(program, args, _FD)
     for value in parsed.values("--base-directory", "--search-path", "--ignore-file"):
         stage.path(value)
     for operand in parsed.positionals[1:]:
@@ -306,15 +248,15 @@ def _fd(program: str, args: list[str], stage: _Stage) -> list[str]:
 
 
 # ---------------------------------------------------------------- git
-_GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
-                               "--icase-pathspecs", "--no-optional-locks", "--no-replace-objects"})
+_GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
+                               "--no-optional-locks", "--no-replace-objects"})
 # Keep a hostile repository config from running programs (fsmonitor) and keep names unquoted.
 GIT_HARDENING = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false")
-_GIT_LS_FILES = _Options(
+_GIT_LS_FILES = OptionSpec(
     short_args="xX",
     long_args=frozenset({"--exclude", "--exclude-from", "--exclude-per-directory", "--with-tree", "--format"}),
 )
-_GIT_GREP = _Options(
+_GIT_GREP = OptionSpec(
     short_args="efABCm",
     long_args=frozenset({"--max-depth", "--threads", "--context", "--after-context", "--before-context",
                          "--max-count"}),
@@ -329,6 +271,12 @@ _GIT_ANY_FORBIDDEN = {
 }
 
 
+_GIT_SECRET_EXCLUDES = (
+    *(f":(exclude,glob)**/{g}" for g in SEARCH_EXCLUDE_GLOBS),
+    *(f":(exclude,glob)**/{d}/**" for d in sorted(SECRET_DIRS)),
+)
+
+
 def _pathspec_path(spec: str) -> str:
     """The path part of a git pathspec with magic (``:(exclude)x``, ``:!x``, ``:/x``)."""
     if spec.startswith(":("):
@@ -338,6 +286,20 @@ def _pathspec_path(spec: str) -> str:
         rest = spec[1:].lstrip("/!^")
         return rest[1:] if rest.startswith(":") else rest
     return spec
+
+
+def _git_grep_without_secrets(rest: list[str], parsed: ParsedArgs, operands: list[str], root: Path) -> list[str]:
+    """Add pathspecs excluding secret files, so git grep -l cannot probe a tracked .env."""
+    if parsed.end < len(rest):
+        return [*rest, *_GIT_SECRET_EXCLUDES]
+    # Without "--", git takes revisions first, then paths (each must be unambiguous).
+    exists = [os.path.lexists(root / _pathspec_path(op)) for op in operands]
+    first_path = exists.index(True) if True in exists else len(operands)
+    if not all(exists[first_path:]):
+        return rest  # git will refuse the ambiguity itself; explicit secret paths were refused already
+    drop = set(parsed.positions[len(parsed.positions) - len(operands):])
+    kept = [arg for k, arg in enumerate(rest) if k not in drop]
+    return [*kept, *operands[:first_path], "--", *operands[first_path:], *_GIT_SECRET_EXCLUDES]
 
 
 def _git(args: list[str], stage: _Stage) -> list[str]:
@@ -356,17 +318,19 @@ def _git(args: list[str], stage: _Stage) -> list[str]:
         raise _forbidden("git needs a subcommand; the allowed ones are: git ls-files, git grep -l.")
     sub, rest = args[i], args[i + 1 :]
     if sub == "ls-files":
-        parsed = _parse("git ls-files", rest, _GIT_LS_FILES)
+        parsed = parse_options("git ls-files", rest, _GIT_LS_FILES)
         for value in parsed.values("-X", "--exclude-from"):
             stage.path(value, reads=True)
         for spec in parsed.positionals:
             stage.path(_pathspec_path(spec))
     elif sub == "grep":
-        parsed = _parse("git grep", rest, _GIT_GREP)
+        parsed = parse_options("git grep", rest, _GIT_GREP)
         for value in parsed.values("-f"):
             stage.path(value, reads=True)
-        for spec in _operands(parsed, ("-e", "-f")):
+        operands = _operands(parsed, ("-e", "-f"))
+        for spec in operands:
             stage.path(_pathspec_path(spec), reads=True)
+        rest = _git_grep_without_secrets(rest, parsed, operands, stage.root)
         if not _lists_files(parsed, _GIT_GREP_LISTING):
             stage.ask("git grep:content", "git grep without -l prints matching lines, i.e. file contents; "
                       "add -l to list the matching files instead.")
@@ -379,33 +343,35 @@ def _git(args: list[str], stage: _Stage) -> list[str]:
                 if (len(name) > 2 and refused.startswith(name) and name.startswith("--")) or (
                     not refused.startswith("--") and name.startswith(refused)
                 ):
-                    raise _refuse_option(f"git {sub}", refused, why)
+                    raise refuse_option(f"git {sub}", refused, why)
         _check_every_word(rest, stage)
         stage.ask(f"git {sub}", f"git {sub} is not one of the read-only file-finding commands ({', '.join(SOURCES)}).")
-    return ["git", *GIT_HARDENING, *args]
+    return ["git", *GIT_HARDENING, *args[: i + 1], *rest]
 
 
 # ---------------------------------------------------------------- filters, others
 _FILTER_OPTIONS = {
-    "head": _Options(short_args="nc", long_args=frozenset({"--lines", "--bytes"})),
-    "tail": _Options(short_args="ncs", long_args=frozenset({"--lines", "--bytes", "--sleep-interval", "--pid",
-                                                            "--max-unchanged-stats"})),
-    "sort": _Options(
+    "head": OptionSpec(short_args="nc", long_args=frozenset({"--lines", "--bytes"})),
+    "tail": OptionSpec(
+        short_args="ncs",
+        long_args=frozenset({"--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats"}),
+    ),
+    "sort": OptionSpec(
         short_args="ktS",
         long_args=frozenset({"--key", "--field-separator", "--buffer-size", "--parallel", "--batch-size", "--sort"}),
         forbidden={"-o": _WRITES, "--output": _WRITES, "--compress-program": _RUNS, "-T": _WRITES,
                    "--temporary-directory": _WRITES, "--files0-from": "reads a list of files",
                    "--random-source": "reads a file"},
     ),
-    "uniq": _Options(short_args="fsw", long_args=frozenset({"--skip-fields", "--skip-chars", "--check-chars"})),
-    "wc": _Options(forbidden={"--files0-from": "reads a list of files"}),
+    "uniq": OptionSpec(short_args="fsw", long_args=frozenset({"--skip-fields", "--skip-chars", "--check-chars"})),
+    "wc": OptionSpec(forbidden={"--files0-from": "reads a list of files"}),
 }
 
 
 def _filter(program: str, args: list[str], stage: _Stage) -> list[str]:
-    parsed = _parse(program, args, _FILTER_OPTIONS[program])
+    parsed = parse_options(program, args, _FILTER_OPTIONS[program])
     if program == "uniq" and len(parsed.positionals) > 1:
-        raise _refuse_option("uniq", "OUTPUT", "writes its result into the second file named")
+        raise refuse_option("uniq", "OUTPUT", "writes its result into the second file named")
     for operand in parsed.positionals:
         stage.path(operand, reads=True)
     if stage.first:

@@ -1,14 +1,18 @@
-"""Shell syntax, refused: splitting a command line into pipeline stages without a shell.
+"""Command-line syntax without a shell: pipeline splitting and getopt-style option parsing.
 
 There is no shell behind the command tool, so chaining, substitution,
 redirection and subshells can never work; :func:`split_pipeline` refuses them
 with a reason the model can act on, and splits what remains into argv words.
+:func:`parse_options` reads one program's arguments the way getopt does, refusing
+forbidden options even when abbreviated.
 """
 
 from __future__ import annotations
 
 import enum
 import shlex
+from dataclasses import dataclass, field
+from typing import Mapping
 
 MAX_COMMAND_BYTES = 10 * 1024
 MAX_STAGES = 8
@@ -137,3 +141,92 @@ def split_pipeline(command: str) -> list[list[str]]:
             raise _syntax(f"The pipeline has an empty stage (a '|' with nothing on one side). {_NO_SHELL}")
         stages.append(words)
     return stages
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """How a program's options are spelled: which take a value, which are refused."""
+
+    short_args: str = ""
+    long_args: frozenset[str] = frozenset()
+    forbidden: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ParsedArgs:
+    """Options (name, value or None) and positionals of one program's arguments."""
+
+    options: list[tuple[str, str | None]]
+    positionals: list[str]
+    end: int
+    """Index in the arguments where options end (the ``--``), or their length."""
+    positions: list[int] = field(default_factory=list)
+    """Index in the arguments of each positional."""
+
+    def has(self, *names: str) -> bool:
+        """True when any of the options ``names`` was given."""
+        return any(opt in names for opt, _ in self.options)
+
+    def values(self, *names: str) -> list[str]:
+        """The values given to the options ``names``, in order."""
+        return [value for opt, value in self.options if opt in names and value is not None]
+
+
+def refuse_option(program: str, option: str, why: str) -> CommandRefused:
+    """The refusal of a forbidden option, e.g. "find -exec is not allowed: it runs other programs."."""
+    return CommandRefused(RefusalKind.FORBIDDEN, f"{program} {option} is not allowed: it {why}. Leave the option out.")
+
+
+def parse_options(program: str, args: list[str], spec: OptionSpec) -> ParsedArgs:
+    """Parse one program's arguments as GNU getopt_long would (options may follow operands).
+
+    Args:
+        program: Name used in refusal messages.
+        args: The arguments after the program name.
+        spec: Which options take a value and which are forbidden.
+
+    Returns:
+        The options with their values and the positionals.
+
+    Raises:
+        CommandRefused: ``FORBIDDEN`` for a forbidden option, also inside a short
+            cluster (``-lO``) or abbreviated (``--out`` for ``--output``).
+    """
+    parsed = ParsedArgs([], [], len(args))
+    positions = parsed.positions
+    i, n = 0, len(args)
+    while i < n:
+        token = args[i]
+        i += 1
+        if token == "--":
+            parsed.end = i - 1
+            parsed.positionals.extend(args[i:])
+            positions.extend(range(i, n))
+            break
+        if token == "-" or not token.startswith("-"):
+            parsed.positionals.append(token)
+            positions.append(i - 1)
+            continue
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            for refused, why in spec.forbidden.items():
+                if refused.startswith("--") and refused.startswith(name):
+                    raise refuse_option(program, refused, why)
+            if not eq and name in spec.long_args and i < n:
+                value, i = args[i], i + 1
+                parsed.options.append((name, value))
+            else:
+                parsed.options.append((name, value if eq else None))
+            continue
+        for j in range(1, len(token)):
+            option = "-" + token[j]
+            if option in spec.forbidden:
+                raise refuse_option(program, option, spec.forbidden[option])
+            if token[j] in spec.short_args:
+                value = token[j + 1 :]
+                if not value and i < n:
+                    value, i = args[i], i + 1
+                parsed.options.append((option, value))
+                break
+            parsed.options.append((option, None))
+    return parsed

@@ -180,7 +180,7 @@ def read_file_tool(
     if ".git" in resolved.relative_to(root).parts:
         return error_result(f"{shown} is git's internal data, which is not read (it can hold credentials).",
                             path=str(resolved))
-    if not explicit and (why := is_secret_path(raw) or is_secret_path(resolved)):
+    if not explicit and (why := is_secret_path(raw) or is_secret_path(resolved.relative_to(root))):
         return error_result(f"Reading {shown} is refused: {why}. Only the user can add it to the context.",
                             path=str(resolved))
     if not resolved.exists():

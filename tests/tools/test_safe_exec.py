@@ -85,6 +85,19 @@ class TestAllowedCommands:
         result = await run_file_path_command({"command": f"grep -l {ENV_CANARY[:12]} .env"}, project_root=repo)
         assert is_error(result) and ".env" in result["content"]
 
+    async def test_git_grep_never_searches_a_tracked_env_file(self, repo: Path) -> None:
+        git(repo, "add", "-f", ".env")
+        git(repo, "commit", "-q", "-m", "oops, committed the .env")
+        needle = ENV_CANARY[:12]
+        assert (repo / ".env").read_text().count(needle) == 1
+        for command in (f"git grep -l {needle}", f"git grep -l {needle} .", f"git grep -l {needle} -- .",
+                        f"git grep -l {needle} HEAD", f"git grep -l {needle} HEAD -- .", "git grep -L zzz"):
+            result = await execute_command_safely(command, project_root=repo)
+            assert result.status == "success", (command, result.reason)
+            assert ".env" not in result.stdout, command
+        # Control: the same search without the exclusions would have found it.
+        assert ".env" in git(repo, "grep", "-l", needle)
+
     async def test_pipeline_between_allowed_programs(self, repo: Path) -> None:
         assert await find_paths("git ls-files | grep auth | sort -r | head -n 1", repo) == ["src/auth.py"]
 
