@@ -1,0 +1,144 @@
+"""4. History scaling: 0, 50, 200 and 1,000 earlier turns, then a reply streaming at 60 tokens/s."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app
+from benchmarks.child import run_child
+from benchmarks.content import past_turn, text_for
+from benchmarks.harness import BenchResult, CpuMeter, Figure, LoopLagProbe, at_most, percentile, peak_rss_mb, rss_mb, wait_until
+from benchmarks.server import ReplySpec, ServerProcess
+
+TITLE = "History scaling"
+METHOD = """\
+Each size runs in a fresh process. The earlier turns (a question, an intro, an
+`executeFilePathCommand` call and its result, a 250-700 character Markdown
+answer with code and tables) are put in the handler's conversation history, as
+a resumed session would, and replayed through the app's own `TurnRenderer`, so
+the chat and trace hold what they would after that many live turns (the chat
+keeps its bounded live window). Then a new query streams a reply at 60 tokens/s
+through the real provider; the window from submit to the end of the turn is
+measured: p99 event-loop lag (a task sleeping 10 ms records how late it wakes),
+CPU (% of a core), and resident memory at the end. The context window is set to
+10M tokens so the long histories are sent."""
+
+SIZES_FULL = (0, 50, 200, 1000)
+SIZES_QUICK = (0, 20)
+
+
+async def load_turns(app: Any, handler: Any, count: int) -> None:
+    """Replay ``count`` earlier turns into the app and the handler's history."""
+    from core import events as ev
+    from core.types import ToolCall
+    from tui.turn import TurnRenderer
+    from tui.widgets.chat import UserMessage
+
+    for index in range(count):
+        turn = past_turn(index)
+        call = ToolCall(id=f"toolu_hist_{index:05d}", name=turn["tool"]["name"], parameters=turn["tool"]["parameters"])
+        handler.add_message("user", turn["query"])
+        handler.add_message("assistant", turn["intro"], tool_calls=[call.as_dict()])
+        handler.add_message("tool", turn["result"], tool_call_id=call.id, name=call.name, is_error=False)
+        handler.add_message("assistant", turn["answer"], tool_calls=[])
+        await app.chat.add(UserMessage(turn["query"]))
+        app.record("user", turn["query"])
+        renderer = TurnRenderer(app, turn["query"])
+        for event in (
+            ev.TextDelta(text=turn["intro"]),
+            ev.AssistantMessage(content=turn["intro"], tool_calls=(call,)),
+            ev.ToolCallStarted(call=call, started_at=time.time()),
+            ev.ToolCallFinished(call=call, status="success", result=turn["result"], duration=0.05),
+            ev.TextDelta(text=turn["answer"]),
+            ev.AssistantMessage(content=turn["answer"], final=True),
+            ev.TurnCompleted(result={"status": "COMPLETE", "content": turn["answer"], "metadata": {}}),
+        ):
+            await renderer.handle(event)
+    handler.turn_count = count * 2
+
+
+def measure(turns: int, seconds: float) -> dict[str, float]:
+    """One size, in this (fresh) process."""
+    return asyncio.run(_measure(turns, seconds))
+
+
+async def _measure(turns: int, seconds: float) -> dict[str, float]:
+    with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-history-") as tmp:
+        server.script(ReplySpec(text=text_for(60, seconds, seed=turns), chunk=12, tokens_per_second=60))
+        settings = bench_settings(Path(tmp), server.url, context_window=10_000_000)
+        app = build_app(settings)
+        handler = app.handler
+        handler.model_provider.client  # import the SDK now: its first-use cost is not what this measures
+        PaintRecorder(app)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            began = time.perf_counter()
+            with app.batch_update():  # as a session restore would: one layout at the end
+                await load_turns(app, handler, turns)
+            await pilot.pause()
+            loaded = time.perf_counter() - began
+            await asyncio.sleep(0.5)  # let the restored chat settle
+            gc.collect()
+            rss_loaded = rss_mb()
+            probe = LoopLagProbe().start()
+            meter = CpuMeter().start()
+            start = time.perf_counter()
+            await app.submit("One more question.")
+            if not await wait_until(lambda: not app.turn_running, timeout=seconds * 4 + 30):
+                raise RuntimeError("the streamed turn did not finish")
+            end = time.perf_counter()
+            cpu = meter.percent()
+            await probe.stop()
+            live = len(app.chat.children)
+            failed = [entry for entry in app.transcript if entry.get("role") == "error"]
+        if failed:
+            raise RuntimeError(f"the turn failed: {failed[-1]['content']}")
+        lags = [lag * 1000 for lag in probe.lags(start, end)]
+        return {
+            "load_seconds": loaded,
+            "p99_lag_ms": percentile(lags, 99),
+            "max_lag_ms": max(lags) if lags else 0.0,
+            "cpu": cpu,
+            "rss_mb": rss_mb(),
+            "rss_loaded_mb": rss_loaded,
+            "peak_rss_mb": peak_rss_mb(),
+            "live_widgets": float(live),
+            "turn_seconds": end - start,
+        }
+
+
+def run(quick: bool = False) -> BenchResult:
+    sizes = SIZES_QUICK if quick else SIZES_FULL
+    repeats = 1 if quick else 3
+    seconds = 1.0 if quick else 6.0
+    result = BenchResult("history", TITLE, parameters={"turns": ", ".join(map(str, sizes)), "stream": f"60 tokens/s for {seconds:g} s", "repeats": repeats})
+    runs: dict[int, list[dict[str, float]]] = {size: [] for size in sizes}
+    for _ in range(repeats):
+        for size in sizes:
+            runs[size].append(run_child("history", "measure", {"turns": size, "seconds": seconds}))
+    base = [r["p99_lag_ms"] for r in runs[sizes[0]]]
+    biggest = sizes[-1]
+    for size in sizes:
+        values = [r["p99_lag_ms"] for r in runs[size]]
+        if size == biggest:
+            result.add(Figure(f"p99 loop lag, {size} turns", "ms", values, base, "same app, 0 turns", at_most(1.2, of="ratio")))
+        else:
+            result.add(Figure(f"p99 loop lag, {size} turns", "ms", values))
+    for size in sizes:
+        result.add(Figure(f"CPU, {size} turns", "% of a core", [r["cpu"] for r in runs[size]]))
+    for size in sizes:
+        target = at_most(150) if size == biggest else None
+        result.add(Figure(f"RSS, {size} turns", "MB", [r["rss_mb"] for r in runs[size]], target=target))
+    for size in sizes:
+        if size:
+            result.add(Figure(f"time to load {size} turns", "s", [r["load_seconds"] for r in runs[size]]))
+    result.notes.append(
+        "Max loop lag (ms) per size: " + ", ".join(f"{s}: {max(r['max_lag_ms'] for r in runs[s]):.0f}" for s in sizes)
+        + "; live chat widgets after the turn: " + ", ".join(f"{s}: {runs[s][0]['live_widgets']:.0f}" for s in sizes) + "."
+    )
+    return result

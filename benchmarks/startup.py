@@ -1,0 +1,79 @@
+"""1. Time to prompt: process start to the focused prompt on screen, against a minimal Textual app."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import paths
+from benchmarks.harness import BenchResult, Figure, at_most
+
+TITLE = "Time to prompt"
+METHOD = """\
+The parent notes `time.time()` just before it starts a process; the child
+(`benchmarks/startup_child.py`) writes `time.time()` at the first frame painted
+while the prompt has focus, then exits. `app` is the real console entry point
+(`core.cli.main([])`: settings, logging, `make_app`, `run`) in a small git
+project with a configured provider; the anchor is a minimal Textual app with a
+Markdown and a focused Input. Both use Textual's headless driver at 120×40 and
+convert that frame to escape codes as a terminal driver would. App and anchor
+alternate, after one discarded warm-up run of each."""
+
+
+def _project(root: Path) -> None:
+    (root / "src").mkdir(parents=True)
+    for index in range(20):
+        (root / "src" / f"module_{index}.py").write_text(f"VALUE = {index}\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+
+
+def time_to_prompt(kind: str, project: Path, home: Path) -> tuple[float, list[str]]:
+    """Seconds from process start to the focused prompt on screen, and the heavy modules imported by then."""
+    ready_file = home / f"ready-{kind}.json"
+    ready_file.unlink(missing_ok=True)
+    env = paths.isolated_environment(
+        home,
+        {
+            "TEXTUAL_DRIVER": "textual.drivers.headless_driver:HeadlessDriver",
+            "COLUMNS": "120",
+            "LINES": "40",
+            "ANTHROPIC_API_KEY": "sk-ant-bench-not-a-real-key",
+            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        },
+    )
+    script = str(paths.REPO / "benchmarks" / "startup_child.py")
+    started = time.time()
+    done = subprocess.run([sys.executable, script, kind, str(ready_file)], cwd=project, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    if not ready_file.exists():
+        raise RuntimeError(f"the {kind} never showed a focused prompt (exit {done.returncode}): {done.stderr.strip()[-1500:]}")
+    data = json.loads(ready_file.read_text(encoding="utf-8"))
+    return data["ready"] - started, data["imported"]
+
+
+def run(quick: bool = False) -> BenchResult:
+    repeats = 1 if quick else 9
+    result = BenchResult("startup", TITLE, parameters={"repeats": repeats, "size": "120x40"})
+    with tempfile.TemporaryDirectory(prefix="atui-startup-") as tmp:
+        project, home = Path(tmp) / "project", Path(tmp) / "home"
+        home.mkdir()
+        _project(project)
+        if not quick:
+            time_to_prompt("app", project, home)
+            time_to_prompt("anchor", project, home)
+        app_times: list[float] = []
+        anchor_times: list[float] = []
+        imported: list[str] = []
+        for _ in range(repeats):
+            seconds, imported = time_to_prompt("app", project, home)
+            app_times.append(seconds * 1000)
+            anchor_times.append(time_to_prompt("anchor", project, home)[0] * 1000)
+    result.add(Figure("process start → focused prompt", "ms", app_times, anchor_times, "minimal Textual app (Markdown + Input)", at_most(1.4, of="ratio")))
+    result.notes.append(
+        "Heavy modules imported before the first frame: " + (", ".join(imported) if imported else "none (SDKs and aider load later)") + "."
+    )
+    return result
