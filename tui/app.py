@@ -19,7 +19,7 @@ from core.config import Settings
 from core.types import ApprovalRequest, Decision
 from tui import context_ops
 from tui.commands import complete_command, find_command, parse_command
-from tui.help import help_markdown, onboarding_markdown
+from tui.help import help_renderable, onboarding_markdown
 from tui.palette import AssistantCommands
 from tui.screens.approval import ApprovalScreen
 from tui.screens.text_view import TextViewScreen
@@ -49,6 +49,7 @@ class AssistantApp(App[None]):
         Binding("ctrl+g", "focus_context", "Context", id="app.focus_context"),
         Binding("ctrl+t", "focus_trace", "Trace", id="app.focus_trace"),
         Binding("ctrl+l", "focus_prompt", "Prompt", id="app.focus_prompt"),
+        Binding("f2", "transcript", "Transcript", id="app.transcript"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
@@ -69,6 +70,8 @@ class AssistantApp(App[None]):
         """The project's files (relative paths) for ``@`` completion and the picker; loaded in a thread."""
         self._turn: Worker[None] | None = None
         self._renderer: TurnRenderer | None = None
+        self.session_request: dict[str, Any] = {}
+        """``--continue`` / ``--resume`` as given on the command line (sessions attach to it)."""
         if self.handler is not None:
             self.handler.approve = self.approve
 
@@ -89,7 +92,7 @@ class AssistantApp(App[None]):
                 yield self.context_pane
                 yield self.trace
         yield self.status
-        yield Footer()
+        yield Footer(compact=True)
 
     async def on_mount(self) -> None:
         self.prompt.focus()
@@ -233,7 +236,7 @@ class AssistantApp(App[None]):
     # -- actions -----------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return True if self.turn_running else None
+            return self.turn_running
         return True
 
     def action_cancel_turn(self) -> None:
@@ -250,6 +253,20 @@ class AssistantApp(App[None]):
 
     def action_focus_context(self) -> None:
         self.context_pane.query_one("#context-files").focus()
+
+    def transcript_markdown(self) -> str:
+        """The whole conversation as Markdown (what /export writes), pruned messages included."""
+        history = getattr(self.handler, "conversation_history", None)
+        if history:
+            from core.sessions import render_markdown
+
+            return render_markdown(list(history))
+        lines = [f"**{entry['role']}**: {entry['content']}" for entry in self.transcript]
+        return "\n\n".join(lines) or "(nothing yet)"
+
+    def action_transcript(self) -> None:
+        """Show the whole conversation in a scrollable view (the chat pane keeps only the newest messages)."""
+        self.push_screen(TextViewScreen("Transcript", self.transcript_markdown(), language="markdown"))
 
     async def action_help(self) -> None:
         await self.run_command("/help", "")
@@ -374,11 +391,19 @@ class AssistantApp(App[None]):
             ("approval", bindings(_Approval)),
         ]
 
-    def help_text(self) -> str:
-        return help_markdown(self.help_sections())
+    def help_renderable(self) -> Any:
+        return help_renderable(self.help_sections())
 
 
-def make_app(settings: Settings, *, application: Any = None, handler: Any = None, clock: Clock | None = None) -> AssistantApp:
+def make_app(
+    settings: Settings,
+    *,
+    application: Any = None,
+    handler: Any = None,
+    clock: Clock | None = None,
+    continue_session: bool = False,
+    resume: str | None = None,
+) -> AssistantApp:
     """Build the app for the CLI and for tests.
 
     Args:
@@ -386,19 +411,29 @@ def make_app(settings: Settings, *, application: Any = None, handler: Any = None
         application: a ``core.app.Application``; built from ``settings`` when neither it nor ``handler`` is given.
         handler: a handler to drive directly (tests inject scripted or fake-server-backed ones).
         clock: monotonic clock for elapsed times (tests pass a fixed one).
+        continue_session: reopen the project's most recent session.
+        resume: id of a session to reopen.
     """
     engine_error = ""
+    app_ref: list[AssistantApp] = []
+
+    async def run_interactive(fn: Callable[[], Any]) -> Any:
+        return await app_ref[0].run_interactive(fn)
+
     if application is None and handler is None:
         try:
             from core.app import Application
 
-            application = Application(settings)
+            application = Application(settings, run_interactive=run_interactive)
         except Exception as exc:  # the app still starts: panes and /help work, the error is shown
             log.exception("could not build the application")
             engine_error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
-    return AssistantApp(settings, application=application, handler=handler, clock=clock, engine_error=engine_error)
+    app = AssistantApp(settings, application=application, handler=handler, clock=clock, engine_error=engine_error)
+    app.session_request = {"continue_session": continue_session, "resume": resume}
+    app_ref.append(app)
+    return app
 
 
-def run_app(settings: Settings) -> None:
+def run_app(settings: Settings, *, continue_session: bool = False, resume: str | None = None) -> None:
     """Run the full-screen app until the user quits."""
-    make_app(settings).run()
+    make_app(settings, continue_session=continue_session, resume=resume).run()

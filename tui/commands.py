@@ -26,11 +26,11 @@ class SlashCommand:
 SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/plan", "<request>", "Ask for a step-by-step plan, shown as a checklist", to_model=True),
     SlashCommand("/aider", "<instruction>", "Have aider edit the code (the model picks how)", to_model=True),
-    SlashCommand("/task", "<name> key=value... | list", "Run a structured task directly, no model needed"),
+    SlashCommand("/task", "<name> key=value... or list", "Run a structured task directly, no model needed"),
     SlashCommand("/add", "<glob or path>", "Add files to the context"),
     SlashCommand("/drop", "<glob or path>", "Drop files from the context"),
     SlashCommand("/files", "", "List the files in the context"),
-    SlashCommand("/reset", "", "Clear the conversation, the context and the trace"),
+    SlashCommand("/reset", "", "Clear the conversation and the trace (picked files stay)"),
     SlashCommand("/sessions", "", "Browse saved sessions"),
     SlashCommand("/new", "", "Start a new session"),
     SlashCommand("/export", "[path]", "Write the conversation as Markdown"),

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
 from textual.binding import Binding
 
 from core import paths
@@ -15,22 +19,28 @@ def _key_label(keys: str) -> str:
     return " / ".join(key.strip() for key in keys.split(","))
 
 
-def help_markdown(sections: Iterable[tuple[str, list[Binding]]]) -> str:
-    """Keys (by where they work) and slash commands, as Markdown."""
-    lines = ["| Key | Action | Where |", "| --- | --- | --- |"]
+def help_renderable(sections: Iterable[tuple[str, list[Binding]]]) -> Group:
+    """Keys (by where they work) and slash commands, as compact tables."""
+    keys = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
+    keys.add_column("Key", style="bold", max_width=20)
+    keys.add_column("Action", no_wrap=True)
+    keys.add_column("Where", style="dim", no_wrap=True)
     for where, bindings in sections:
         for binding in bindings:
             if binding.description:
-                lines.append(f"| `{_key_label(binding.key)}` | {binding.description} | {where} |")
-    lines += ["", "| Command | What it does |", "| --- | --- |"]
-    lines += [f"| `{command.usage}` | {command.help} |" for command in SLASH_COMMANDS]
-    lines += ["", "`ctrl+p` opens the command palette with the same actions."]
-    return "\n".join(lines)
+                keys.add_row(_key_label(binding.key), binding.description, where)
+    commands = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
+    commands.add_column("Command", style="bold")
+    commands.add_column("What it does")
+    for command in SLASH_COMMANDS:
+        commands.add_row(command.usage, command.help)
+    footer = Text("ctrl+p opens the command palette with the same actions.", style="italic")
+    return Group(keys, Text(""), commands, Text(""), footer)
 
 
 def onboarding_markdown(settings: Settings) -> str:
     """One screen on how to configure a provider."""
-    config = paths.config_file()
+    config = _home_relative(paths.config_file())
     return f"""\
 **No model provider is configured yet.** Chat needs one; file context, `/task` and the trace work without.
 
@@ -38,9 +48,16 @@ Pick one of these, then restart `assistant-tui`:
 
 - **Environment**: `export ANTHROPIC_API_KEY=sk-ant-...` (Claude, the default), or `OPENAI_API_KEY` with `--provider openai`.
 - **Local or compatible server** (Ollama, vLLM, LM Studio, a gateway): `OPENAI_BASE_URL=http://localhost:11434/v1 assistant-tui --provider openai --model llama3.1` (no key needed).
-- **Project `.env`** in `{settings.project_root}`: the same variables, one per line.
+- **Project `.env`** in the project directory: the same variables, one per line.
 - **User config** `{config}`: `provider = "anthropic"`, `model = "claude-sonnet-4-5"`, `anthropic_api_key = "..."`.
 - **Flags**: `--provider anthropic|openai`, `--model NAME`.
 
 Type `/help` for keys and commands.
 """
+
+
+def _home_relative(path: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)

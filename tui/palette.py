@@ -21,6 +21,7 @@ def palette_entries(app: "AssistantApp") -> list[tuple[str, Callable[[], Any], s
         ("Focus the context pane", app.action_focus_context, "ctrl+g"),
         ("Focus the tool trace", app.action_focus_trace, "ctrl+t"),
         ("Focus the prompt", app.action_focus_prompt, "ctrl+l"),
+        ("Show the whole transcript", app.action_transcript, "f2: every message, including pruned ones"),
     ]
     for command in SLASH_COMMANDS:
         if command.args and not command.args.startswith("["):

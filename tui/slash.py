@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
 from textual import work
+from textual.widgets import Static
 
 from core.types import is_error
 from tui import context_ops
@@ -30,7 +30,9 @@ async def run(app: "AssistantApp", name: str, args: str) -> None:
 
 
 async def _help(app: "AssistantApp", args: str) -> None:
-    await app.chat.add(MarkdownNote(app.help_text(), title="Keys and commands", classes="help"))
+    note = Static(app.help_renderable(), classes="md-note help")
+    note.border_title = "Keys and commands"
+    await app.chat.add(note)
 
 
 async def _quit(app: "AssistantApp", args: str) -> None:
@@ -95,16 +97,12 @@ async def _task(app: "AssistantApp", args: str) -> None:
 @work(group="task", exit_on_error=False)
 async def run_task(app: "AssistantApp", args: str) -> None:
     """Run ``/task`` through the task system, off the event loop when it blocks."""
-    task_system = getattr(app.application, "task_system", None) or getattr(app.handler, "task_system", None)
-    try:
-        from core.tasks import run_task_command  # type: ignore[attr-defined]
-    except ImportError:
-        run_task_command = None
-    if task_system is None or run_task_command is None:
-        await app.chat.add(NoteMessage("The task system is not available in this build.", kind="error", title="/task"))
+    runner = getattr(app.application, "run_task_command", None)
+    if runner is None:
+        await app.chat.add(NoteMessage("The task system is not available: the engine did not start (see the message above).", kind="error", title="/task"))
         return
     try:
-        outcome: Any = run_task_command(task_system, args) if inspect.iscoroutinefunction(run_task_command) else await asyncio.to_thread(run_task_command, task_system, args)
+        outcome: Any = runner(args)
         if inspect.isawaitable(outcome):
             outcome = await outcome
     except Exception as exc:  # a failing task is a message, not a crash

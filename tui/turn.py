@@ -45,6 +45,7 @@ class TurnRenderer:
             message, self.current = self.current, None
             await message.finish(content, interrupted=interrupted)
             self.app.record("assistant", message.text, interrupted=message.interrupted)
+            await self.chat.prune()
 
     async def handle(self, event: ev.Event) -> None:
         """Apply one event."""

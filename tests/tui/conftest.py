@@ -109,7 +109,14 @@ class ScriptedHandler:
 def text_reply(text: str, chunk: int = 7) -> list[Step]:
     """Events of a plain streamed answer."""
     deltas = [ev.TextDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)]
-    return [ev.TurnStarted(query="", subtask_id="s1"), *deltas, ev.AssistantMessage(content=text, final=True), ev.TurnCompleted(result={"status": "COMPLETE", "content": text, "metadata": {}})]
+    metrics = {"turns": 1, "tool_calls_this_turn": 0, "max_tool_calls": 10, "estimated_tokens": 1834, "context_window": 200_000}
+    return [
+        ev.TurnStarted(query="", subtask_id="s1"),
+        *deltas,
+        ev.AssistantMessage(content=text, final=True),
+        ev.MetricsUpdated(metrics=metrics),
+        ev.TurnCompleted(result={"status": "COMPLETE", "content": text, "metadata": {}}),
+    ]
 
 
 @pytest.fixture

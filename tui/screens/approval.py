@@ -64,10 +64,10 @@ class ApprovalScreen(ModalScreen[Decision]):
             if request.reason:
                 yield Static(Text(f"Why you are asked: {request.reason}", style="italic"), id="approval-reason")
             with Horizontal(id="approval-buttons"):
-                yield Button("Allow once [y]", id="allow_once", variant="success")
-                label = f"Always {request.session_key} this session [a]" if request.session_key else "Always this session [a]"
+                yield Button("Allow once (y)", id="allow_once", variant="success")
+                label = f"Always {request.session_key} this session (a)" if request.session_key else "Always this session (a)"
                 yield Button(label, id="allow_session", variant="primary")
-                yield Button("Deny [n]", id="deny", variant="error")
+                yield Button("Deny (n)", id="deny", variant="error")
 
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()

@@ -26,6 +26,14 @@ class UserMessage(Static):
         self.border_title = "you"
 
 
+def _inline_code(text: str) -> Text:
+    """Text with `code` spans shown bold (without the backticks)."""
+    out = Text()
+    for index, part in enumerate(text.split("`")):
+        out.append(part, style="bold" if index % 2 else "")
+    return out
+
+
 class PlanView(Static):
     """A ``/plan`` answer's steps as a checklist."""
 
@@ -37,7 +45,7 @@ class PlanView(Static):
                 body.append("\n")
             body.append("☐ ", style="bold")
             body.append(f"{number}. ", style="dim")
-            body.append(step)
+            body.append_text(_inline_code(step))
         if not self.steps:
             body.append("(the plan has no steps)", style="dim italic")
         super().__init__(body, classes="plan")
@@ -48,8 +56,8 @@ class AssistantMessage(Vertical):
     """One assistant message, streamed as Markdown.
 
     Fragments go through ``Markdown.get_stream`` so many small deltas are
-    batched into few re-renders. ``<plan>`` answers become a :class:`PlanView`
-    when the message completes.
+    batched into few incremental appends (never a re-render of the whole text).
+    ``<plan>`` answers become a :class:`PlanView` when the message completes.
     """
 
     def __init__(self) -> None:
@@ -57,12 +65,12 @@ class AssistantMessage(Vertical):
         self.text = ""
         self.interrupted = False
         self.finished = False
-        self._markdown = Markdown(classes="body")
+        self._body = Markdown(classes="body")
         self._stream: MarkdownStream | None = None
         self._filter = TagFilter()
 
     def compose(self):  # type: ignore[override]
-        yield self._markdown
+        yield self._body
 
     async def append(self, fragment: str) -> None:
         """Append a streamed fragment."""
@@ -71,7 +79,7 @@ class AssistantMessage(Vertical):
         if not shown:
             return
         if self._stream is None:
-            self._stream = Markdown.get_stream(self._markdown)
+            self._stream = Markdown.get_stream(self._body)
         await self._stream.write(shown)
 
     async def finish(self, content: str | None = None, *, interrupted: bool = False) -> None:
@@ -85,17 +93,17 @@ class AssistantMessage(Vertical):
         held = self._filter.flush()
         if content is not None and content != self.text:
             self.text = content
-            await self._markdown.update(content)
+            await self._body.update(content)
             held = ""
         plan = split_plan(self.text)
         if plan is not None:
-            await self._markdown.update(plan.before)
-            self._markdown.display = bool(plan.before)
+            await self._body.update(plan.before)
+            self._body.display = bool(plan.before)
             await self.mount(PlanView(plan.steps))
             if plan.after:
                 await self.mount(Markdown(plan.after, classes="body"))
         elif held:
-            await self._markdown.append(held)
+            await self._body.append(held)
         if interrupted:
             await self.mark_interrupted()
 
@@ -106,7 +114,7 @@ class AssistantMessage(Vertical):
         self.interrupted = True
         self.add_class("-interrupted")
         if not self.text:
-            self._markdown.display = False
+            self._body.display = False
         await self.mount(Static("■ interrupted", classes="interrupted-label"))
 
 
@@ -164,11 +172,14 @@ class MarkdownNote(Markdown):
 class ChatView(VerticalScroll):
     """The conversation. Anchored to the bottom; the live widget tree is kept bounded.
 
-    Only the newest :attr:`max_live` widgets stay mounted; older ones are pruned
-    (the app's transcript keeps everything).
+    Every layout pass costs time in proportion to the widgets mounted, so only the
+    newest messages stay mounted: at most :attr:`max_live` messages and
+    :attr:`max_nodes` widgets in all (each Markdown block counts). Older ones are
+    pruned; the app's transcript keeps everything.
     """
 
     max_live: int = 200
+    max_nodes: int = 300
 
     def __init__(self, *, max_live: int | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -185,15 +196,24 @@ class ChatView(VerticalScroll):
         self.anchor()
 
     async def add(self, *widgets: Widget) -> None:
-        """Mount widgets at the end and prune the oldest beyond the bound."""
+        """Mount widgets at the end and prune the oldest beyond the bounds."""
         await self.mount_all(widgets)
+        await self.prune()
+
+    async def prune(self) -> None:
+        """Remove the oldest messages while the bounds are exceeded (the newest always stays)."""
         live = [child for child in self.children if child is not self._pruned_notice]
-        excess = len(live) - self.max_live
-        if excess > 0:
-            self.pruned += excess
-            await self.remove_children(live[:excess])
-            self._pruned_notice.update(f"… {self.pruned} earlier items are not shown (the session transcript keeps them; /export writes them all)")
-            self._pruned_notice.display = True
+        weights = [1 + sum(1 for _ in child.walk_children()) for child in live]
+        total, cut = sum(weights), 0
+        while cut < len(live) - 1 and (len(live) - cut > self.max_live or total > self.max_nodes):
+            total -= weights[cut]
+            cut += 1
+        if not cut:
+            return
+        self.pruned += cut
+        await self.remove_children(live[:cut])
+        self._pruned_notice.update(f"… {self.pruned} earlier items are not shown here: f2 shows the whole transcript, /export writes it")
+        self._pruned_notice.display = True
 
     async def clear(self) -> None:
         """Remove every message."""

@@ -78,7 +78,6 @@ class PromptInput(TextArea):
         Binding("enter", "submit", "Send", id="prompt.submit"),
         Binding("ctrl+j,shift+enter,alt+enter", "newline", "Newline", id="prompt.newline"),
         Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
-        Binding("escape", "dismiss_completion", "Close menu", show=False, id="prompt.dismiss"),
     ]
 
     class Submitted(Message):
@@ -116,6 +115,11 @@ class PromptInput(TextArea):
         if event.key == "enter":
             # Let the "enter" binding (submit) handle it instead of inserting a newline.
             event.prevent_default()
+        elif event.key == "escape" and self.menu.display:
+            # Esc closes the menu; otherwise it goes on to the app (cancel the reply).
+            event.prevent_default()
+            event.stop()
+            self.menu.hide()
 
     def action_submit(self) -> None:
         current = self.menu.current
@@ -143,11 +147,6 @@ class PromptInput(TextArea):
         if current is None:
             raise SkipAction()
         self._accept(current)
-
-    def action_dismiss_completion(self) -> None:
-        if not self.menu.display:
-            raise SkipAction()
-        self.menu.hide()
 
     def action_cursor_up(self, select: bool = False) -> None:
         if self.menu.display and not select:

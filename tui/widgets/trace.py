@@ -99,8 +99,10 @@ class ToolCallView(Widget, can_focus=True):
                     parts.append(Text(f"  … {cut} more lines · press v to see all", style="bold"))
         return Group(*parts)
 
-    def watch_expanded(self) -> None:
+    def watch_expanded(self, expanded: bool) -> None:
         self.refresh(layout=True)
+        if expanded:
+            self.call_after_refresh(self.scroll_visible, top=True, animate=False)
 
     def action_toggle(self) -> None:
         self.expanded = not self.expanded
@@ -126,7 +128,7 @@ class ToolTrace(VerticalScroll):
     Keeps at most :attr:`max_live` call widgets mounted (records are kept).
     """
 
-    max_live: int = 300
+    max_live: int = 100
 
     def __init__(self, *, clock: Clock, id: str | None = None) -> None:
         super().__init__(id=id, can_focus=False)
@@ -137,9 +139,10 @@ class ToolTrace(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Trace"
         self.anchor()
-        self.set_interval(0.5, self._tick, name="trace-tick")
+        self.set_interval(0.5, self.refresh_running, name="trace-tick")
 
-    def _tick(self) -> None:
+    def refresh_running(self) -> None:
+        """Redraw running calls (their elapsed time)."""
         for view in self._views.values():
             if view.record.status == "running":
                 view.refresh()

@@ -1,0 +1,276 @@
+"""SVG snapshots of the screens that matter.
+
+Each class is one feature; each docstring says what the snapshot should show.
+Handlers are scripted (deterministic event order), the clock is fixed, the
+cursor does not blink, and workers have settled before the screenshot.
+Accept new baselines with ``pytest tests/tui --snapshot-update`` after looking at them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from core import events as ev
+from core.config import Settings
+from core.types import ToolCall
+from tests.tui.conftest import AskApproval, FixedClock, Gate, ScriptedHandler, text_reply
+from tui.app import AssistantApp, make_app
+
+SIZE = (100, 32)
+
+FIND = ToolCall(id="call_1", name="executeFilePathCommand", parameters={"command": "git ls-files '*.py'"})
+READ = ToolCall(id="call_2", name="readFile", parameters={"path": "src/missing.py"})
+AIDER = ToolCall(id="call_3", name="aiderAutomatic", parameters={"prompt": "Add a docstring to login()", "file_context": ["src/auth.py"]})
+
+
+def build(settings: Settings, project: Path, script: Any, clock: FixedClock | None = None) -> AssistantApp:
+    handler = ScriptedHandler(script, project_root=project, settings=settings)
+    return make_app(settings, handler=handler, clock=clock or FixedClock())
+
+
+async def settle(pilot: Any, until: Callable[[], bool] | None = None, tries: int = 100) -> None:
+    """Let workers and streams run until ``until()`` holds (or the app is idle)."""
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        if until is None or until():
+            break
+    await pilot.pause()
+
+
+async def type_and_send(pilot: Any, text: str) -> None:
+    """Put ``text`` in the prompt and press Enter (typing key by key is slow under Pilot)."""
+    pilot.app.prompt.load_text(text)
+    await pilot.press("enter")
+
+
+def send(text: str) -> Callable[[Any], Any]:
+    async def run_before(pilot: Any) -> None:
+        await type_and_send(pilot, text)
+        await settle(pilot, lambda: not pilot.app.turn_running)
+
+    return run_before
+
+
+def chat_text(app: AssistantApp) -> str:
+    return "\n".join(getattr(child, "text", "") or "" for child in app.chat.children)
+
+
+class TestEmptyStart:
+    """The first screen with a provider configured."""
+
+    def test_empty_start(self, snap_compare, settings, project):
+        """Empty chat, empty context pane ("No files yet"), empty trace, the status line with
+        the provider and a zero meter, the prompt with its placeholder, and the footer keys."""
+        assert snap_compare(build(settings, project, []), terminal_size=SIZE)
+
+
+class TestOnboarding:
+    """No provider configured."""
+
+    def test_no_provider(self, snap_compare, project):
+        """An orange "Set up a model provider" panel explains env vars, a local server, .env,
+        the config file and flags; the status line says "no provider"; the panes are there."""
+        settings = Settings(project_root=project)
+        assert snap_compare(build(settings, project, []), terminal_size=SIZE)
+
+
+class TestStreaming:
+    """A reply while it streams."""
+
+    def test_reply_mid_stream(self, snap_compare, settings, project):
+        """The user's message, then a partial Markdown answer (a heading and a list item in
+        progress); the status line says "streaming…"; the footer offers Esc to cancel."""
+        text = "## Where auth lives\n\nThe login flow is in `src/auth.py`:\n\n- `login(user)` returns the user\n- the session is"
+        script = [ev.TurnStarted(query="", subtask_id="s1"), *[ev.TextDelta(text=text[i : i + 5]) for i in range(0, len(text), 5)], Gate()]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "where is auth?")
+            await settle(pilot, lambda: "the session is" in chat_text(pilot.app))
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def _trace_script() -> list[Any]:
+    return [
+        ev.TurnStarted(query="", subtask_id="s1"),
+        ev.TextDelta(text="Let me look for the files."),
+        ev.AssistantMessage(content="Let me look for the files.", tool_calls=(FIND,)),
+        ev.ToolCallStarted(call=FIND, started_at=0),
+        ev.ToolCallFinished(call=FIND, status="success", result="2 file(s):\nsrc/app.py\nsrc/auth.py", duration=0.42),
+        ev.AssistantMessage(content="", tool_calls=(READ, AIDER)),
+        ev.ToolCallStarted(call=READ, started_at=0),
+        ev.ToolCallFinished(call=READ, status="error", result="File not found: src/missing.py", duration=0.01),
+        ev.ToolCallStarted(call=AIDER, started_at=0),
+        Gate(),
+    ]
+
+
+class TestTrace:
+    """The tool-trace pane."""
+
+    def test_running_finished_failed(self, snap_compare, settings, project):
+        """Trace: a finished call (green ✓, 0.4s), a failed one (red ✗) and a running one
+        (◐ running 2.5s); the chat shows the same three as compact lines."""
+        clock = FixedClock()
+        app = build(settings, project, _trace_script(), clock)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "find auth")
+            await settle(pilot, lambda: "call_3" in pilot.app.trace.records)
+            clock.advance(2.5)
+            pilot.app.trace.refresh_running()
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+    def test_expanded_call(self, snap_compare, settings, project):
+        """The first call expanded in the trace (focused, highlighted): its arguments as JSON
+        and its result, cut after 12 lines with "… 29 more lines · press v to see all"."""
+        listing = "\n".join(f"src/module_{i:02d}.py" for i in range(40))
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.AssistantMessage(content="", tool_calls=(FIND,)),
+            ev.ToolCallStarted(call=FIND, started_at=0),
+            ev.ToolCallFinished(call=FIND, status="success", result=f"40 file(s):\n{listing}", duration=1.25),
+            *text_reply("There are 40 modules.")[1:],
+        ]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await send("list modules")(pilot)
+            await pilot.press("ctrl+t", "enter")
+            await settle(pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class TestContextPane:
+    """The file-context pane and the context meter."""
+
+    def test_files_and_warning(self, snap_compare, project):
+        """Context pane: two picked files (●) with token estimates, a suggested README (○, dim),
+        the total "245 / 300 tokens" with a ⚠ 81% warning; a "Context almost full" note in the chat;
+        the status meter turns to a warning."""
+        settings = Settings(project_root=project, anthropic_api_key="k", context_window=300)
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1", relevant_files=(str(project / "README.md"),)),
+            ev.Warning(code="context_80", message="Context is 85% full (255 of 300 tokens)."),
+            ev.MetricsUpdated(metrics={"turns": 1, "estimated_tokens": 255, "context_window": 300, "tool_calls_this_turn": 0, "max_tool_calls": 10}),
+            *text_reply("Both files are small.")[1:],
+        ]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "/add src/*.py")
+            await settle(pilot, lambda: len(pilot.app.pinned) == 2)
+            await send("summarize")(pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class TestPlan:
+    """``/plan`` answers."""
+
+    def test_plan_checklist(self, snap_compare, settings, project):
+        """The plan shows as a green "Plan · 4 steps" box of ☐ checklist items (a wrapped step
+        folded into one), with the text before and after it; no raw <plan> tags."""
+        answer = (
+            "Here is the plan.\n<plan>\n1. Read `src/auth.py` and list the public functions\n"
+            "2. Write tests for `login()`\n   covering bad users\n3. Add type hints\n4. Run the test suite\n</plan>\nSay go to start."
+        )
+        app = build(settings, project, text_reply(answer))
+        assert snap_compare(app, terminal_size=SIZE, run_before=send("/plan add type hints to auth"))
+
+
+class TestApproval:
+    """The approval modal."""
+
+    def test_modal(self, snap_compare, settings, project):
+        """A modal over the app: "Allow aiderAutomatic?", exactly what will run (files and the
+        instruction), why it asks, and Allow once [y] / Always this session [a] / Deny [n] (focused)."""
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.AssistantMessage(content="I will ask aider.", tool_calls=(AIDER,)),
+            ev.ToolCallStarted(call=AIDER, started_at=0),
+            AskApproval(
+                AIDER,
+                title="Allow aiderAutomatic?",
+                detail="aider edits these files:\n  src/auth.py\ninstruction:\n  Add a docstring to login()",
+                reason="aider changes files in your project",
+                session_key="aiderAutomatic",
+            ),
+            Gate(),
+        ]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "document login")
+            await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class TestErrors:
+    """Provider errors and interruptions."""
+
+    def test_provider_error(self, snap_compare, settings, project):
+        """A red "The model call failed" box with the provider's message and what to do; the
+        sent text "explain the auth flow" is back in the prompt; no traceback anywhere."""
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.Warning(code="retry", message="Rate limited by the provider (429). Retrying (1/2)..."),
+            ev.TurnFailed(
+                reason="llm_error",
+                message="Rate limited by the provider (429). The provider is rate-limiting requests; wait a moment and send again.",
+                result={"status": "failed", "content": "", "metadata": {}},
+            ),
+        ]
+        app = build(settings, project, script)
+        assert snap_compare(app, terminal_size=SIZE, run_before=send("explain the auth flow"))
+
+    def test_interrupted_reply(self, snap_compare, settings, project):
+        """After Esc: the partial answer stays, with a yellow bar and "■ interrupted", then the
+        note "Interrupted. The partial answer is kept…"; the status line is back to ready."""
+        text = "The auth module has two parts. First, the login"
+        script = [ev.TurnStarted(query="", subtask_id="s1"), *[ev.TextDelta(text=text[i : i + 6]) for i in range(0, len(text), 6)], Gate()]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "explain auth")
+            await settle(pilot, lambda: "the login" in chat_text(pilot.app))
+            await pilot.press("escape")
+            await settle(pilot, lambda: not pilot.app.turn_running)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class TestSmallTerminal:
+    """80x24, the smallest supported terminal."""
+
+    def test_80x24(self, snap_compare, settings, project):
+        """Everything still fits: chat with a reply and a tool line, narrower side panes,
+        status line and footer."""
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.AssistantMessage(content="", tool_calls=(FIND,)),
+            ev.ToolCallStarted(call=FIND, started_at=0),
+            ev.ToolCallFinished(call=FIND, status="success", result="2 file(s):\nsrc/app.py\nsrc/auth.py", duration=0.3),
+            *text_reply("Two Python files: `src/app.py` and `src/auth.py`.")[1:],
+        ]
+        app = build(settings, project, script)
+        assert snap_compare(app, terminal_size=(80, 24), run_before=send("which python files?"))
+
+
+class TestPrompt:
+    """Prompt completion and /help."""
+
+    def test_slash_completion(self, snap_compare, settings, project):
+        """Typing "/" opens a menu above the prompt listing every command with its one-line help."""
+        assert snap_compare(build(settings, project, []), terminal_size=SIZE, press=["/"])
+
+    def test_help(self, snap_compare, settings, project):
+        """/help lists the keys (with where they work) and the commands in the chat."""
+        assert snap_compare(build(settings, project, []), terminal_size=(100, 60), run_before=send("/help"))
