@@ -84,6 +84,7 @@ class PassthroughHandler(BaseHandler):
         self.observers: list[Any] = []
         self.retry_budget = RetryBudget()
         self.retry_base_delay = 0.5
+        self._current_call_id = ""
         self._turn: _Turn | None = None
         self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
 
@@ -312,6 +313,7 @@ class PassthroughHandler(BaseHandler):
                 status = "denied"
             else:
                 try:
+                    self._current_call_id = call.id
                     result = await self._execute_tool(call.name, call.parameters)
                 except ToolNotFound:
                     result = error_result(f"Unknown tool {call.name!r}", error="ToolNotFound")
@@ -385,7 +387,7 @@ class PassthroughHandler(BaseHandler):
 
     # -- tools registered by the handler -----------------------------------------
     async def _file_path_command(self, params: dict[str, Any]) -> TaskResult:
-        from core.tools.safe_exec import execute_command_safely, parse_file_paths_from_output
+        from core.tools.safe_exec import run_file_path_command
 
         turn = self._turn
 
@@ -397,22 +399,16 @@ class PassthroughHandler(BaseHandler):
                 turn.deferred.append(ev.ApprovalRecorded(call=request.tool_call, decision=decision))
             return decision
 
-        result = await execute_command_safely(
-            params["command"],
+        return await run_file_path_command(
+            params,
             project_root=self.project_root,
             timeout=self.config.command_timeout,
             secrets=self.config.secrets(),
             approve=approve if self.approve is not None else None,
             approval_mode=self.config.approval_mode,
             session_allowed=self.session_allowed,
+            tool_call_id=self._current_call_id,
         )
-        if result.status != "success":
-            detail = result.reason or result.stderr.strip() or f"exit status {result.returncode}"
-            return error_result(f"Command {result.status}: {detail}", command=params["command"], status=result.status)
-        paths = parse_file_paths_from_output(result.stdout, self.project_root)
-        listing = "\n".join(self._display_path(p) for p in paths) or "(no files found)"
-        note = "\n(output truncated)" if result.truncated else ""
-        return ok_result(f"{len(paths)} file(s):\n{listing}{note}", paths=paths, command=params["command"])
 
     def registerDirectTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
         """Register a tool taking ``query`` (required) and ``file_context`` (list of paths)."""
