@@ -412,44 +412,36 @@ class PassthroughHandler(BaseHandler):
 
     def registerDirectTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
         """Register a tool taking ``query`` (required) and ``file_context`` (list of paths)."""
-        spec = {
-            "name": name,
-            "description": f"Run the {name} tool with a query and optional files.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"query": {"type": "string"}, "file_context": {"type": "array", "items": {"type": "string"}}},
-                "required": ["query"],
-            },
-        }
-
-        async def executor(params: dict[str, Any]) -> Any:
-            if "query" in params:
-                return await _maybe_await(func(params["query"], params.get("file_context") or []))
-            return await _maybe_await(func(params))
-
-        if not self.register_tool(spec, executor):
+        if not self.register_tool(*self._wrapped_tool(name, func, "query", continuation=False)):
             return False
         self.direct_tools[name] = func
         return True
 
     def registerSubtaskTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
         """Register a tool taking ``prompt`` and ``file_context``; CONTINUATION results run their subtask."""
+        if not self.register_tool(*self._wrapped_tool(name, func, "prompt", continuation=True)):
+            return False
+        self.subtask_tools[name] = func
+        return True
+
+    def _wrapped_tool(self, name: str, func: Callable[..., Any], key: str, *, continuation: bool) -> tuple[dict[str, Any], Any]:
+        """Spec and executor calling ``func(key_value, file_context)``, or ``func(params)`` for other shapes."""
         spec = {
             "name": name,
-            "description": f"Run the {name} subtask with a prompt and optional files.",
+            "description": f"Run {name} with a {key} and optional files.",
             "input_schema": {
                 "type": "object",
-                "properties": {"prompt": {"type": "string"}, "file_context": {"type": "array", "items": {"type": "string"}}},
-                "required": ["prompt"],
+                "properties": {key: {"type": "string"}, "file_context": {"type": "array", "items": {"type": "string"}}},
+                "required": [key],
             },
         }
 
         async def executor(params: dict[str, Any]) -> Any:
-            if "prompt" in params:
-                value = await _maybe_await(func(params["prompt"], params.get("file_context") or []))
+            if key in params:
+                value = await _maybe_await(func(params[key], params.get("file_context") or []))
             else:
                 value = await _maybe_await(func(params))
-            if isinstance(value, dict) and value.get("status") == TaskStatus.CONTINUATION.value:
+            if continuation and isinstance(value, dict) and value.get("status") == TaskStatus.CONTINUATION.value:
                 request = (value.get("notes") or {}).get("subtask_request")
                 runner = getattr(self.task_system, "execute_subtask", None)
                 if request is None or runner is None:
@@ -457,10 +449,7 @@ class PassthroughHandler(BaseHandler):
                 return await _maybe_await(runner(request))
             return value
 
-        if not self.register_tool(spec, executor):
-            return False
-        self.subtask_tools[name] = func
-        return True
+        return spec, executor
 
     register_direct_tool = registerDirectTool
     register_subtask_tool = registerSubtaskTool

@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator, Sequence
 
 from core.providers.base import (
     ProviderError,
+    SDKProvider,
     ResponseComplete,
     StreamItem,
     TextChunk,
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 8192
 
 
-class ClaudeProvider:
+class ClaudeProvider(SDKProvider):
     """ProviderAdapter for Anthropic's Claude over ``anthropic.AsyncAnthropic``.
 
     The SDK is imported on first use, so building the provider costs nothing at
@@ -35,44 +36,20 @@ class ClaudeProvider:
     """
 
     name = "anthropic"
+    default_max_tokens = DEFAULT_MAX_TOKENS
 
-    def __init__(
-        self,
-        model: str = "claude-sonnet-4-5",
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        idle_timeout: float = 90.0,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key or None
-        self._base_url = base_url or None
-        self.max_retries = max_retries
-        self.idle_timeout = idle_timeout
-        self.max_tokens = max_tokens
-        self._client: Any = None
+    def __init__(self, model: str = "claude-sonnet-4-5", **options: Any) -> None:
+        super().__init__(model, **options)
 
-    def __repr__(self) -> str:
-        return f"ClaudeProvider(model={self.model!r}, base_url={self._base_url!r})"
+    def _make_client(self) -> Any:
+        import anthropic
 
-    @property
-    def client(self) -> Any:
-        """The SDK client, created (and the SDK imported) on first use."""
-        if self._client is None:
-            import anthropic
-
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key or _env_key(),
-                base_url=self._base_url,
-                max_retries=self.max_retries,
-                timeout=anthropic.Timeout(self.idle_timeout, connect=15.0),
-            )
-        return self._client
-
-    def get_provider_identifier(self) -> str:
-        return f"{self.name}:{self.model}"
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key or _env_key(),
+            base_url=self._base_url,
+            max_retries=self.max_retries,
+            timeout=anthropic.Timeout(self.idle_timeout, connect=15.0),
+        )
 
     # -- wire format -------------------------------------------------------
     def convert_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

@@ -94,6 +94,47 @@ class ProviderError(Exception):
         return f"{self} {status}".strip() + (f". {self.hint}" if self.hint else "")
 
 
+class SDKProvider:
+    """What both SDK-backed adapters share: settings, a lazily built client, the identifier."""
+
+    name = ""
+    default_max_tokens: int | None = None
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        idle_timeout: float = 90.0,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key or None
+        self._base_url = base_url or None
+        self.max_retries = max_retries
+        self.idle_timeout = idle_timeout
+        self.max_tokens = max_tokens or self.default_max_tokens
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self._base_url!r})"
+
+    @property
+    def client(self) -> Any:
+        """The SDK client, created (and the SDK imported) on first use."""
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
+    def get_provider_identifier(self) -> str:
+        return f"{self.name}:{self.model}"
+
+
 @runtime_checkable
 class ProviderAdapter(Protocol):
     """The duck-typed provider contract of SPEC.md section 2."""

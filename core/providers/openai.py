@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Sequence
 
 from core.providers.base import (
     ProviderError,
+    SDKProvider,
     ResponseComplete,
     StreamItem,
     TextChunk,
@@ -29,49 +30,24 @@ from core.types import Message, TaskResult, ToolCall
 log = logging.getLogger(__name__)
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(SDKProvider):
     """ProviderAdapter over ``openai.AsyncOpenAI`` (SDK imported on first use)."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        model: str = "gpt-4o-mini",
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        idle_timeout: float = 90.0,
-        max_tokens: int | None = None,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key or None
-        self._base_url = base_url or None
-        self.max_retries = max_retries
-        self.idle_timeout = idle_timeout
-        self.max_tokens = max_tokens
-        self._client: Any = None
+    def __init__(self, model: str = "gpt-4o-mini", **options: Any) -> None:
+        super().__init__(model, **options)
 
-    def __repr__(self) -> str:
-        return f"OpenAICompatibleProvider(model={self.model!r}, base_url={self._base_url!r})"
+    def _make_client(self) -> Any:
+        import openai
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            import openai
-
-            # Local servers need no key, but the SDK insists on one.
-            key = self._api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self._base_url,
-                max_retries=self.max_retries,
-                timeout=openai.Timeout(self.idle_timeout, connect=15.0),
-            )
-        return self._client
-
-    def get_provider_identifier(self) -> str:
-        return f"{self.name}:{self.model}"
+        # Local servers need no key, but the SDK insists on one.
+        return openai.AsyncOpenAI(
+            api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            base_url=self._base_url,
+            max_retries=self.max_retries,
+            timeout=openai.Timeout(self.idle_timeout, connect=15.0),
+        )
 
     # -- wire format -------------------------------------------------------
     def convert_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
