@@ -6,18 +6,19 @@ import asyncio
 import logging
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
+from textual.app import SuspendNotSupported
 from textual.worker import Worker, WorkerState
 
 from core.config import Settings
-from core.types import ApprovalRequest, Decision
-from tui import context_ops
+from core.types import ApprovalRequest, Decision, error_result
+from tui import context_ops, sessions
 from tui.commands import complete_command, find_command, parse_command
 from tui.help import help_renderable, onboarding_markdown
 from tui.palette import AssistantCommands
@@ -32,7 +33,6 @@ from tui.widgets.trace import ToolCallView, ToolTrace
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 Clock = Callable[[], float]
 
 
@@ -44,14 +44,13 @@ class AssistantApp(App[None]):
     COMMANDS = App.COMMANDS | {AssistantCommands}
 
     BINDINGS = [
-        Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),
-        Binding("ctrl+o", "pick_files", "Files", id="app.pick_files"),
-        Binding("ctrl+g", "focus_context", "Context", id="app.focus_context"),
-        Binding("ctrl+t", "focus_trace", "Trace", id="app.focus_trace"),
-        Binding("ctrl+l", "focus_prompt", "Prompt", id="app.focus_prompt"),
-        Binding("f2", "transcript", "Transcript", id="app.transcript"),
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+        Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running reply (the partial answer is kept)", id="app.cancel"),
+        Binding("ctrl+o", "pick_files", "Pick", tooltip="Pick files into the context with the fuzzy picker", id="app.pick_files"),
+        Binding("ctrl+g", "toggle_focus('context')", "Context", tooltip="Go to the context pane (again: back to the prompt)", id="app.focus_context"),
+        Binding("ctrl+t", "toggle_focus('trace')", "Trace", tooltip="Go to the tool trace (again: back to the prompt)", id="app.focus_trace"),
+        Binding("f2", "transcript", "History", tooltip="Show the whole conversation, including pruned messages", id="app.transcript"),
+        Binding("f1", "help", "Help", tooltip="Keys and commands", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", tooltip="Quit assistant-tui", id="app.quit", show=False, priority=True),
     ]
 
     def __init__(self, settings: Settings, *, application: Any = None, handler: Any = None, clock: Clock | None = None, engine_error: str = "") -> None:
@@ -70,6 +69,7 @@ class AssistantApp(App[None]):
         """The project's files (relative paths) for ``@`` completion and the picker; loaded in a thread."""
         self._turn: Worker[None] | None = None
         self._renderer: TurnRenderer | None = None
+        self.recorded_context: list[dict[str, Any]] | None = None
         self.session_request: dict[str, Any] = {}
         """``--continue`` / ``--resume`` as given on the command line (sessions attach to it)."""
         if self.handler is not None:
@@ -101,8 +101,37 @@ class AssistantApp(App[None]):
             await self.chat.add(NoteMessage(self.engine_error, kind="error", title="The engine could not start"))
         if not self.settings.provider_configured:
             await self.chat.add(MarkdownNote(onboarding_markdown(self.settings), title="Set up a model provider", classes="onboarding"))
+        else:
+            welcome = f"{self.project_root.name} · {self.provider_label}\nAsk a question and press Enter · / for commands · @ adds a file · f1 for help"
+            await self.chat.add(NoteMessage(welcome, kind="info"))
+        await sessions.start(self, **self.session_request)
         self.refresh_context()
         self.load_project_files()
+
+    def on_unmount(self) -> None:
+        closer = getattr(self.application, "close_session", None)
+        if closer is not None:
+            try:
+                closer()
+            except Exception:  # closing is best effort at exit
+                log.exception("closing the session failed")
+
+    async def clear_conversation(self, *, keep_files: bool = True) -> None:
+        """Cancel any reply and forget the conversation, the trace and the suggestions."""
+        if self.turn_running:
+            self.action_cancel_turn()
+            await self.workers.wait_for_complete([self._turn] if self._turn else None)
+        if self.handler is not None:
+            self.handler.reset_conversation()
+        await self.chat.clear()
+        await self.trace.clear()
+        self.transcript.clear()
+        self.suggested = []
+        if not keep_files:
+            self.pinned.clear()
+            self.read_only.clear()
+        self.status.update_metrics({"turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0})
+        self.refresh_context()
 
     @work(thread=True, group="files", exit_on_error=False)
     def load_project_files(self) -> None:
@@ -226,11 +255,18 @@ class AssistantApp(App[None]):
             raise
         return decision if isinstance(decision, Decision) else Decision.DENY
 
-    async def run_interactive(self, fn: Callable[[], T]) -> T:
-        """Give the terminal to an interactive program (aider) and take it back afterwards."""
-        with self.suspend():
-            result = fn()
-        self.refresh()
+    async def run_interactive(self, fn: Callable[[], Any]) -> Any:
+        """Give the terminal to an interactive program (aider) and take it back afterwards.
+
+        ``fn`` blocks until the program exits; the app is suspended meanwhile, so
+        nothing else needs the event loop.
+        """
+        try:
+            with self.suspend():
+                result = fn()
+        except SuspendNotSupported:
+            return error_result("This terminal cannot be handed over to aider; use aiderAutomatic or /task aider:automatic instead.")
+        self.refresh(layout=True)
         return result
 
     # -- actions -----------------------------------------------------------
@@ -247,12 +283,16 @@ class AssistantApp(App[None]):
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
 
-    def action_focus_trace(self) -> None:
-        if not self.trace.focus_last():
-            self.notify("No tool calls yet.")
-
-    def action_focus_context(self) -> None:
-        self.context_pane.query_one("#context-files").focus()
+    def action_toggle_focus(self, pane: str) -> None:
+        """Move to a side pane, or back to the prompt when already there."""
+        target = self.trace if pane == "trace" else self.context_pane
+        if self.focused is not None and target in self.focused.ancestors_with_self:
+            self.prompt.focus()
+        elif pane == "trace":
+            if not self.trace.focus_last():
+                self.notify("No tool calls yet.")
+        else:
+            self.context_pane.query_one("#context-files").focus()
 
     def transcript_markdown(self) -> str:
         """The whole conversation as Markdown (what /export writes), pruned messages included."""
@@ -349,6 +389,7 @@ class AssistantApp(App[None]):
         entries = [ContextEntry(path, context_ops.display_path(path, root), context_ops.file_tokens(Path(path)), "picked", path in self.read_only) for path in self.pinned]
         entries += [ContextEntry(path, context_ops.display_path(path, root), context_ops.file_tokens(Path(path)), "suggested") for path in self.suggested]
         self.context_pane.set_entries(entries)
+        sessions.record_context(self)
 
     @on(ContextPane.Dropped)
     def _dropped(self, event: ContextPane.Dropped) -> None:
@@ -429,6 +470,9 @@ def make_app(
             log.exception("could not build the application")
             engine_error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
     app = AssistantApp(settings, application=application, handler=handler, clock=clock, engine_error=engine_error)
+    bridge = getattr(application, "bridge", None)
+    if bridge is not None and hasattr(bridge, "interactive_runner"):
+        bridge.interactive_runner = run_interactive  # /task aider:interactive suspends the app too
     app.session_request = {"continue_session": continue_session, "resume": resume}
     app_ref.append(app)
     return app

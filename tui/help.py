@@ -23,12 +23,12 @@ def help_renderable(sections: Iterable[tuple[str, list[Binding]]]) -> Group:
     """Keys (by where they work) and slash commands, as compact tables."""
     keys = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
     keys.add_column("Key", style="bold", max_width=20)
-    keys.add_column("Action", no_wrap=True)
+    keys.add_column("Action")
     keys.add_column("Where", style="dim", no_wrap=True)
     for where, bindings in sections:
         for binding in bindings:
             if binding.description:
-                keys.add_row(_key_label(binding.key), binding.description, where)
+                keys.add_row(_key_label(binding.key), binding.tooltip or binding.description, where)
     commands = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
     commands.add_column("Command", style="bold")
     commands.add_column("What it does")

@@ -18,10 +18,11 @@ def palette_entries(app: "AssistantApp") -> list[tuple[str, Callable[[], Any], s
     entries: list[tuple[str, Callable[[], Any], str]] = [
         ("Cancel the running reply", app.action_cancel_turn, "Esc: stop streaming and running tools"),
         ("Pick files into the context", app.action_pick_files, "ctrl+o: fuzzy file picker"),
-        ("Focus the context pane", app.action_focus_context, "ctrl+g"),
-        ("Focus the tool trace", app.action_focus_trace, "ctrl+t"),
-        ("Focus the prompt", app.action_focus_prompt, "ctrl+l"),
-        ("Show the whole transcript", app.action_transcript, "f2: every message, including pruned ones"),
+        ("Focus the context pane", partial(app.action_toggle_focus, "context"), "ctrl+g (again: back to the prompt)"),
+        ("Focus the tool trace", partial(app.action_toggle_focus, "trace"), "ctrl+t (again: back to the prompt)"),
+        ("Focus the prompt", app.action_focus_prompt, ""),
+        ("Quit", app.exit, "ctrl+q"),
+        ("Show the whole conversation", app.action_transcript, "f2: every message, including pruned ones"),
     ]
     for command in SLASH_COMMANDS:
         if command.args and not command.args.startswith("["):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from typing import TYPE_CHECKING, Any
@@ -10,7 +11,7 @@ from textual import work
 from textual.widgets import Static
 
 from core.types import is_error
-from tui import context_ops
+from tui import sessions
 from tui.format import format_tokens
 from tui.widgets.chat import MarkdownNote, NoteMessage, UserMessage
 
@@ -40,20 +41,36 @@ async def _quit(app: "AssistantApp", args: str) -> None:
 
 
 async def _reset(app: "AssistantApp", args: str) -> None:
-    if app.turn_running:
-        app.action_cancel_turn()
-        await app.workers.wait_for_complete()
-    if app.handler is not None:
-        app.handler.reset_conversation()
-    await app.chat.clear()
-    await app.trace.clear()
-    app.suggested = []
-    app.status.update_metrics({"turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0})
-    app.refresh_context()
-    app.record("reset", "")
+    await sessions.new(app)
     kept = len(app.pinned)
-    tail = f" {kept} picked file{'s' if kept != 1 else ''} stay in context (/drop to remove)." if kept else ""
-    await app.chat.add(NoteMessage(f"Conversation cleared.{tail}", kind="info"))
+    if kept:
+        await app.chat.add(NoteMessage(f"{kept} picked file{'s' if kept != 1 else ''} stay in context (/drop to remove).", kind="info"))
+
+
+async def _sessions(app: "AssistantApp", args: str) -> None:
+    if not sessions.supported(app):
+        await app.chat.add(NoteMessage("Sessions are not available: the engine did not start.", kind="warning"))
+        return
+    from core.sessions import SessionError
+
+    from tui.screens.sessions import SessionPickerScreen
+
+    try:
+        found = await asyncio.to_thread(sessions.list_sessions, app)
+    except SessionError as exc:
+        await app.chat.add(NoteMessage(str(exc), kind="error", title="/sessions"))
+        return
+    current = getattr(getattr(app.application, "session", None), "id", None)
+
+    async def chosen(session_id: str | None) -> None:
+        if session_id and session_id != current:
+            await sessions.switch(app, session_id)
+
+    app.push_screen(SessionPickerScreen(found, current), chosen)
+
+
+async def _export(app: "AssistantApp", args: str) -> None:
+    await sessions.export(app, args)
 
 
 async def _add(app: "AssistantApp", args: str) -> None:
@@ -102,7 +119,7 @@ async def run_task(app: "AssistantApp", args: str) -> None:
         await app.chat.add(NoteMessage("The task system is not available: the engine did not start (see the message above).", kind="error", title="/task"))
         return
     try:
-        outcome: Any = runner(args)
+        outcome: Any = runner(f"/task {args}".rstrip())
         if inspect.isawaitable(outcome):
             outcome = await outcome
     except Exception as exc:  # a failing task is a message, not a crash
@@ -121,6 +138,8 @@ _COMMANDS = {
     "/quit": _quit,
     "/reset": _reset,
     "/new": _reset,
+    "/sessions": _sessions,
+    "/export": _export,
     "/add": _add,
     "/drop": _drop,
     "/files": _files,

@@ -9,6 +9,7 @@ from rich.syntax import Syntax
 from textual.widgets import Static
 
 from core import events as ev
+from tui.format import truncate_lines
 from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DIFF_LINES = 60
 _WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying"}
 
 
@@ -81,9 +83,7 @@ class TurnRenderer:
                 await self.trace.finished(call, status, result, duration, metadata)
                 self.status.set_state("thinking…")
                 self.app.record("tool_result", result, name=call.name, status=status, id=call.id)
-                diff = metadata.get("diff") if isinstance(metadata, dict) else None
-                if isinstance(diff, str) and diff.strip():
-                    await self.chat.add(Static(Syntax(diff, "diff", theme="ansi_dark", word_wrap=True), classes="diff"))
+                await self._show_edits(call.name, metadata if isinstance(metadata, dict) else {})
             case ev.ApprovalRecorded(call=call, decision=decision, automatic=automatic):
                 await self.trace.approval(call, decision.value.replace("_", " "), automatic)
             case ev.Warning(code=code, message=message):
@@ -102,6 +102,19 @@ class TurnRenderer:
                 await self.show_error(reason, message)
             case _:
                 log.debug("ignoring event %r", event)
+
+    async def _show_edits(self, tool: str, metadata: dict[str, Any]) -> None:
+        """aider's edits: which files changed (a note after an interactive session) and the diff."""
+        edited = metadata.get("edited_files")
+        if tool == "aiderInteractive" and isinstance(edited, list):
+            changed = ", ".join(edited) if edited else "no files changed"
+            await self.chat.add(NoteMessage(f"Back from aider: {changed}.", kind="info"))
+        diff = metadata.get("diff")
+        if isinstance(diff, str) and diff.strip():
+            shown, cut = truncate_lines(diff, DIFF_LINES)
+            if cut:
+                shown += f"\n… {cut} more lines (ctrl+t, then v on the call, shows the whole result)"
+            await self.chat.add(Static(Syntax(shown, "diff", theme="ansi_dark", word_wrap=True), classes="diff"))
 
     def _final_metrics(self, result: Any) -> None:
         metadata = result.get("metadata") if isinstance(result, dict) else None

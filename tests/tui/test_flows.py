@@ -18,7 +18,7 @@ from core.types import Decision, ok_result
 from tests.fake_llm import FakeLLM, HTTPError, Reply, Tool
 from tests.tui.conftest import FixedClock
 from tui.app import AssistantApp, make_app
-from tui.widgets.chat import AssistantMessage, NoteMessage, PlanView, ToolCallLine, UserMessage
+from tui.widgets.chat import AssistantMessage, NoteMessage, PlanView, ToolCallLine
 
 SIZE = (100, 32)
 

@@ -35,9 +35,9 @@ class ContextPane(Vertical):
     """Files in context: picked ones solid, suggestions dim; the total against the budget."""
 
     BINDINGS = [
-        Binding("delete,d", "drop", "Drop", id="context.drop"),
-        Binding("a", "accept", "Accept", id="context.accept"),
-        Binding("r", "read_only", "Read-only", id="context.read_only"),
+        Binding("delete,d", "drop", "Drop", tooltip="Drop the file from the context", id="context.drop"),
+        Binding("a", "accept", "Accept", tooltip="Accept a suggested file into the context", id="context.accept"),
+        Binding("r", "read_only", "Read-only", tooltip="Toggle read-only (aider may read but not edit it); Enter previews", id="context.read_only"),
     ]
 
     class Dropped(Message):

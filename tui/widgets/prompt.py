@@ -75,9 +75,9 @@ class PromptInput(TextArea):
     """Enter sends; ctrl+j (or shift+enter) inserts a newline; Up/Down on the first/last line recall history."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Send", id="prompt.submit"),
-        Binding("ctrl+j,shift+enter,alt+enter", "newline", "Newline", id="prompt.newline"),
-        Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
+        Binding("enter", "submit", "Send", tooltip="Send the prompt (or accept the highlighted completion)", id="prompt.submit"),
+        Binding("ctrl+j,shift+enter,alt+enter", "newline", "Newline", tooltip="New line in the prompt; Up/Down on the first/last line recall history", id="prompt.newline"),
+        Binding("tab", "complete", "Complete", tooltip="Complete the /command or @file", show=False, id="prompt.complete"),
     ]
 
     class Submitted(Message):

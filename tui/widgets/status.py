@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from tui.format import format_tokens
 
-METER_CELLS = 10
+METER_CELLS = 8
 WARN_AT = 0.8
 
 

@@ -44,10 +44,10 @@ class ToolCallView(Widget, can_focus=True):
     """One call in the trace. Enter expands it; ``v`` shows the whole result."""
 
     BINDINGS = [
-        Binding("enter", "toggle", "Expand", id="trace.expand"),
-        Binding("v", "view_all", "Full result", id="trace.view_all"),
-        Binding("up,k", "move(-1)", "Previous", show=False, id="trace.previous"),
-        Binding("down,j", "move(1)", "Next", show=False, id="trace.next"),
+        Binding("enter", "toggle", "Expand", tooltip="Expand or collapse the call: arguments and result", id="trace.expand"),
+        Binding("v", "view_all", "Full result", tooltip="Show the complete arguments and result", id="trace.view_all"),
+        Binding("up,k", "move(-1)", "Previous", tooltip="Previous call", show=False, id="trace.previous"),
+        Binding("down,j", "move(1)", "Next", tooltip="Next call", show=False, id="trace.next"),
     ]
 
     expanded: reactive[bool] = reactive(False)

@@ -1,0 +1,198 @@
+"""Session transcripts in the app: open or resume at start, redraw a loaded session, /new, /sessions, /export.
+
+The Application owns the transcript (``start_session``, ``new_session``,
+``record_context``, ``close_session``); this module puts what it loads back on
+screen and reports problems as notes, never as tracebacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.types import Decision, ToolCall
+from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine, UserMessage
+
+if TYPE_CHECKING:
+    from tui.app import AssistantApp
+
+log = logging.getLogger(__name__)
+
+RESTORE_RECORDS = 400
+"""Only the newest records are redrawn in the chat (the transcript view shows everything)."""
+
+
+def supported(app: "AssistantApp") -> bool:
+    return hasattr(app.application, "start_session")
+
+
+async def start(app: "AssistantApp", *, continue_session: bool = False, resume: str | None = None) -> None:
+    """Open the session for this run (a new one, the latest, or ``resume``) and redraw it."""
+    if not supported(app):
+        return
+    from core.sessions import SessionError
+
+    application = app.application
+    try:
+        notices = await asyncio.to_thread(application.start_session, continue_latest=continue_session, resume=resume, fork_if_locked=True)
+    except SessionError as exc:
+        await app.chat.add(NoteMessage(f"{exc}\nStarting a new session instead.", kind="warning", title="Session not opened"))
+        try:
+            notices = await asyncio.to_thread(application.start_session, fork_if_locked=True)
+        except SessionError as again:
+            await app.chat.add(NoteMessage(f"{again}\nThis conversation is not being saved.", kind="error", title="Session not saved"))
+            return
+    for notice in notices:
+        await app.chat.add(NoteMessage(notice, kind="info"))
+    if application.loaded_session is not None:
+        await restore(app, application.loaded_session)
+
+
+async def restore(app: "AssistantApp", loaded: Any) -> None:
+    """Redraw a loaded session: chat (newest records), trace and context pane."""
+    records = [r for r in loaded.records if r.get("kind") in {"user", "assistant", "tool_result", "interruption", "error"}]
+    calls: dict[str, ToolCall] = {}
+    for record in loaded.records:
+        for call in record.get("tool_calls") or []:
+            calls[call["id"]] = _call(call)
+    if len(records) > RESTORE_RECORDS:
+        await app.chat.add(NoteMessage(f"{len(records) - RESTORE_RECORDS} earlier items are in the transcript (f2).", kind="info"))
+        records = records[-RESTORE_RECORDS:]
+    widgets: list[Any] = []
+    finishes: list[tuple[AssistantMessage, str, bool]] = []
+    for record in records:
+        kind = record["kind"]
+        if kind == "user":
+            widgets.append(UserMessage(record["content"]))
+        elif kind == "assistant":
+            if record["content"] or record.get("interrupted"):
+                message = AssistantMessage()
+                widgets.append(message)
+                finishes.append((message, record["content"], bool(record.get("interrupted"))))
+        elif kind == "tool_result":
+            call = calls.get(record["tool_call_id"]) or ToolCall(id=record["tool_call_id"], name=record.get("name", "tool"))
+            line = ToolCallLine(call)
+            line.set_status(record.get("status") or ("error" if record.get("is_error") else "success"), record.get("duration"))
+            widgets.append(line)
+        elif kind == "interruption":
+            widgets.append(NoteMessage("Interrupted.", kind="info"))
+        elif kind == "error":
+            widgets.append(NoteMessage(record.get("message", ""), kind="error", title="The turn failed"))
+    if widgets:
+        await app.chat.add(*widgets)
+        for message, content, interrupted in finishes:
+            if message.is_mounted:
+                await message.finish(content, interrupted=interrupted)
+        await app.chat.prune()
+    app.transcript.extend({"role": r["kind"], "content": r.get("content") or r.get("message", "")} for r in records)
+    await _restore_trace(app, loaded.trace)
+    files = (loaded.context or {}).get("files") or []
+    app.read_only = {f["path"] for f in files if f.get("read_only") and f.get("path") in app.pinned}
+    app.refresh_context()
+    await app.chat.add(NoteMessage(f"Resumed session {loaded.session_id}.", kind="info"))
+
+
+async def _restore_trace(app: "AssistantApp", entries: list[dict[str, Any]]) -> None:
+    for entry in entries:
+        call_data = entry.get("call")
+        if not isinstance(call_data, dict):
+            continue
+        call = _call(call_data)
+        kind = entry.get("kind")
+        if kind == "tool_call_started":
+            await app.trace.started(call)
+        elif kind == "tool_call_finished":
+            await app.trace.finished(call, entry.get("status", ""), entry.get("result", ""), float(entry.get("duration") or 0.0))
+        elif kind == "approval":
+            decision = str(entry.get("decision", ""))
+            label = Decision(decision).value if decision in Decision._value2member_map_ else decision
+            await app.trace.approval(call, label.replace("_", " "), bool(entry.get("automatic")))
+    app.trace.interrupt_running()
+
+
+def _call(data: dict[str, Any]) -> ToolCall:
+    return ToolCall(id=str(data.get("id", "")), name=str(data.get("name", "tool")), parameters=dict(data.get("parameters") or {}))
+
+
+def record_context(app: "AssistantApp") -> None:
+    """Write the context pane to the transcript when it changed."""
+    recorder = getattr(app.application, "record_context", None)
+    if recorder is None or getattr(app.application, "session", None) is None:
+        return
+    files = [{"path": path, "read_only": path in app.read_only} for path in app.pinned]
+    if files == app.recorded_context:
+        return
+    app.recorded_context = files
+    try:
+        for warning in recorder(files) or []:
+            app.notify(warning.message, severity="warning")
+    except Exception:  # recording the pane is best effort; the writer reports its own failures
+        log.exception("could not record the context")
+
+
+async def new(app: "AssistantApp") -> None:
+    """``/new``: a fresh conversation in a new transcript."""
+    await app.clear_conversation()
+    if supported(app):
+        from core.sessions import SessionError
+
+        try:
+            await asyncio.to_thread(app.application.new_session)
+        except SessionError as exc:
+            await app.chat.add(NoteMessage(f"{exc}\nThis conversation is not being saved.", kind="error", title="Session not saved"))
+            return
+        app.recorded_context = None
+        record_context(app)
+        await app.chat.add(NoteMessage(f"New session {app.application.session.id}.", kind="info"))
+    else:
+        await app.chat.add(NoteMessage("New conversation.", kind="info"))
+
+
+async def switch(app: "AssistantApp", session_id: str) -> None:
+    """Open another session of this project (from the /sessions picker)."""
+    from core.sessions import SessionError
+
+    await app.clear_conversation(keep_files=False)
+    try:
+        notices = await asyncio.to_thread(app.application.start_session, resume=session_id, fork_if_locked=True)
+    except SessionError as exc:
+        await app.chat.add(NoteMessage(str(exc), kind="error", title="Session not opened"))
+        return
+    for notice in notices:
+        await app.chat.add(NoteMessage(notice, kind="info"))
+    app.recorded_context = None
+    if app.application.loaded_session is not None:
+        await restore(app, app.application.loaded_session)
+
+
+def list_sessions(app: "AssistantApp") -> list[Any]:
+    """This project's sessions, newest first (blocking: run in a thread)."""
+    store = getattr(app.application, "session_store", None)
+    if store is None:
+        from core.sessions import SessionStore
+
+        store = SessionStore()
+    return store.list(app.project_root)
+
+
+async def export(app: "AssistantApp", target: str) -> None:
+    """``/export [path]``: the conversation as Markdown."""
+    from core.sessions import ExportError, export_markdown
+
+    history = list(getattr(app.handler, "conversation_history", None) or [])
+    if not history:
+        await app.chat.add(NoteMessage("Nothing to export yet.", kind="info"))
+        return
+    session = getattr(app.application, "session", None)
+    name = f"assistant-tui-{session.id}.md" if session is not None else "assistant-tui-conversation.md"
+    path = Path(target).expanduser() if target else app.project_root / name
+    if not path.is_absolute():
+        path = app.project_root / path
+    try:
+        written = await asyncio.to_thread(export_markdown, history, path)
+    except ExportError as exc:
+        await app.chat.add(NoteMessage(str(exc), kind="error", title="Export failed"))
+        return
+    await app.chat.add(NoteMessage(f"Exported {len(history)} messages to {written}.", kind="info"))
