@@ -136,7 +136,9 @@ class BaseHandler:
             raise ToolNotFound(name)
         timeout = self.registered_tools.get(name, {}).get("timeout") or self.config.tool_timeout
         try:
-            value = await asyncio.wait_for(_call_executor(executor, params), timeout)
+            # asyncio.timeout, not wait_for: wait_for (3.11) can swallow a cancellation racing the result.
+            async with asyncio.timeout(timeout):
+                value = await _call_executor(executor, params)
         except asyncio.CancelledError:
             raise
         except TimeoutError:

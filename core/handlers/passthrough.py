@@ -485,7 +485,10 @@ async def idle_guard(stream: AsyncIterator[Any], idle_timeout: float) -> AsyncIt
     try:
         while True:
             try:
-                item = await asyncio.wait_for(iterator.__anext__(), idle_timeout)
+                # Not asyncio.wait_for: on Python 3.11 it drops a cancellation (Esc) that
+                # arrives together with the next item, and the turn would run on.
+                async with asyncio.timeout(idle_timeout):
+                    item = await iterator.__anext__()
             except StopAsyncIteration:
                 return
             except TimeoutError:
