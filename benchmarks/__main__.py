@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import json
+import os
 import shlex
 import sys
 import time
@@ -23,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", metavar="PATH", type=Path, help="Markdown report path (the JSON goes beside it); "
                         "default docs/benchmarks.md, or the cache directory with --quick")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one benchmark may run before it is abandoned")
+    parser.add_argument("--render", metavar="JSON", type=Path, help="only rewrite the Markdown report from an earlier run's JSON (e.g. after editing benchmarks/FINDINGS.md)")
     return parser
 
 
@@ -38,6 +41,12 @@ def _method(name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.render is not None:
+        run = json.loads(args.render.read_text(encoding="utf-8"))
+        output = args.output or args.render.with_suffix(".md")
+        report.write(run, {r["name"]: _method(r["name"]) for r in run["results"]}, output)
+        print(f"wrote {output}")
+        return 0
     names = list(BENCHMARKS)
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -53,11 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"\n== {name}: {_title(name)}", flush=True)
         began = time.perf_counter()
+        load_before = os.getloadavg()[0]
         try:
             result = run_child(name, "run", {"quick": args.quick}, timeout=args.timeout)
         except ChildFailed as exc:
             result = {"name": name, "title": _title(name), "figures": [], "notes": [], "error": str(exc), "parameters": {}}
         result["seconds"] = time.perf_counter() - began
+        result["load"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
         results.append(result)
         for line in report.console_lines(result):
             print(line, flush=True)

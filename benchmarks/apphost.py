@@ -127,11 +127,11 @@ def send_key(app: Any, key: str, character: str | None) -> None:
     app._driver.send_message(event)
 
 
-def build_app(settings: Settings, handler: Any = None) -> Any:
+def build_app(settings: Settings, handler: Any = None, **options: Any) -> Any:
     """The real app as ``make_app`` builds it for the CLI (with its Application), or driven by ``handler``."""
     from tui.app import make_app
 
-    app = make_app(settings, handler=handler)
+    app = make_app(settings, handler=handler, **options)
     if getattr(app, "engine_error", ""):
         raise RuntimeError(f"the app could not build its engine: {app.engine_error}")
     return app

@@ -12,6 +12,7 @@ from benchmarks.apphost import SIZE, PaintRecorder, StreamClock, bench_settings,
 from benchmarks.content import CHARS_PER_TOKEN, mixed_markdown
 from benchmarks.harness import BenchResult, Figure, at_least, at_most, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
+from benchmarks.stalls import diagnosis
 
 TITLE = "Streaming firehose"
 METHOD = """\
@@ -47,8 +48,11 @@ def _content_tracker(chars: int) -> tuple[dict[str, float], Any]:
     return done, on_append
 
 
-async def app_once(server: ServerProcess, text: str, project: Path) -> dict[str, float]:
-    """Stream ``text`` through the real app; returns rate, final lag and frame count."""
+async def app_once(server: ServerProcess, text: str, project: Path, diagnose: bool = False) -> dict[str, Any]:
+    """Stream ``text`` through the real app; returns rate, final lag and frame count.
+
+    With ``diagnose``, also where the loop's time went while streaming (stack sampling; not a measurement).
+    """
     server.script(ReplySpec(text=text, chunk=12))
     settings = bench_settings(project, server.url)
     app = build_app(settings)
@@ -56,14 +60,17 @@ async def app_once(server: ServerProcess, text: str, project: Path) -> dict[str,
     paints = PaintRecorder(app)
     done, on_append = _content_tracker(len(text))
     with track_markdown(on_append):
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose, threshold=0.0) as sampler:
             await pilot.pause()
             await app.submit("Explain the streaming pipeline.")
             if not await wait_until(lambda: "content" in done and not app.turn_running, timeout=300):
                 raise RuntimeError("the app never showed the whole reply")
             await wait_until(lambda: paints.first_after(done["content"]) is not None, timeout=5)
     assert clock.first is not None and clock.last is not None
-    return _measure(paints, done, clock.first, clock.last, len(text))
+    measured: dict[str, Any] = dict(_measure(paints, done, clock.first, clock.last, len(text)))
+    if sampler is not None:
+        measured["profile"] = sampler.window(clock.first, paints.first_after(done["content"])).describe()
+    return measured
 
 
 async def anchor_once(text: str, chunk: int = 12) -> dict[str, float]:
@@ -114,6 +121,9 @@ async def _run(quick: bool) -> BenchResult:
         for _ in range(repeats):
             apps.append(await app_once(server, text, project))
             anchors.append(await anchor_once(text))
+        if not quick:
+            diagnostic = await app_once(server, text, project, diagnose=True)
+            result.notes.append(f"Diagnostic repeat (the loop thread's stack sampled every 2 ms while streaming; not measured): {diagnostic['profile']}.")
     anchor_name = "stock Markdown + MarkdownStream"
     result.add(Figure("sustained rate rendered", "tokens/s", [a["tokens_per_second"] for a in apps], [a["tokens_per_second"] for a in anchors], anchor_name, at_least(2500)))
     result.add(Figure("last byte → final frame", "ms", [a["final_lag_ms"] for a in apps], [a["final_lag_ms"] for a in anchors], anchor_name, at_most(50)))

@@ -14,6 +14,7 @@ from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app
 from benchmarks.content import text_for
 from benchmarks.harness import BenchResult, CpuMeter, Figure, LoopLagProbe, at_most, percentile, rss_mb, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
+from benchmarks.stalls import diagnosis
 
 TITLE = "Trace flood"
 METHOD = """\
@@ -57,7 +58,7 @@ def _flood_tool(lines: int) -> tuple[dict[str, Any], Any]:
     return spec, executor
 
 
-async def app_once(server: ServerProcess, lines: int, project: Path) -> dict[str, float]:
+async def app_once(server: ServerProcess, lines: int, project: Path, diagnose: bool = False) -> dict[str, Any]:
     server.script(
         ReplySpec(text=text_for(250, 1.0, seed=1), chunk=12, tokens_per_second=250, tools=[{"name": "build", "input": {"target": "all"}}]),
         ReplySpec(text=text_for(250, 1.0, seed=2), chunk=12, tokens_per_second=250),
@@ -68,7 +69,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path) -> dict[str
     app.handler.register_tool(*_flood_tool(lines))
     paints = PaintRecorder(app)
     marks: dict[str, float] = {}
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose) as sampler:
         await pilot.pause()
         trace = app.trace
         started, finished = trace.started, trace.finished
@@ -94,6 +95,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path) -> dict[str
         end = time.perf_counter()
         cpu = meter.percent()
         await probe.stop()
+        stalls = sampler.window(began, end).describe() if sampler else ""
         await wait_until(lambda: "finished" in marks and paints.first_after(marks["finished"]) is not None, timeout=5)
         gc.collect()
         rss_after = rss_mb()
@@ -112,6 +114,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path) -> dict[str
         "max_ms": max(lags) if lags else 0.0,
         "rss_growth": rss_after - rss_before,
         "cpu": cpu,
+        "stalls": stalls,
     }
 
 
@@ -134,6 +137,9 @@ async def _run(quick: bool) -> BenchResult:
             runs.append(await app_once(server, lines, Path(tmp)))
             anchors.append(await anchor_once(lines))
             server.clear()
+        if not quick:
+            diagnostic = await app_once(server, lines, Path(tmp), diagnose=True)
+            result.notes.append(f"Diagnostic repeat (stack sampling, not measured): {diagnostic['stalls']}.")
     result.add(Figure("tool start → finished on screen", "s", [r["flood_s"] for r in runs], anchors, "the subprocess alone", at_most(2.0)))
     result.add(Figure("p99 loop lag over the turn", "ms", [r["p99_ms"] for r in runs], target=at_most(33)))
     result.add(Figure("RSS growth over the turn", "MB", [r["rss_growth"] for r in runs], target=at_most(20)))

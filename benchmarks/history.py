@@ -14,15 +14,17 @@ from benchmarks.child import run_child
 from benchmarks.content import past_turn, text_for
 from benchmarks.harness import BenchResult, CpuMeter, Figure, LoopLagProbe, at_most, percentile, peak_rss_mb, rss_mb, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
+from benchmarks.stalls import diagnosis
 
 TITLE = "History scaling"
 METHOD = """\
 Each size runs in a fresh process. The earlier turns (a question, an intro, an
 `executeFilePathCommand` call and its result, a 250-700 character Markdown
-answer with code and tables) are put in the handler's conversation history, as
-a resumed session would, and replayed through the app's own `TurnRenderer`, so
-the chat and trace hold what they would after that many live turns (the chat
-keeps its bounded live window). Then a new query streams a reply at 60 tokens/s
+answer with code and tables) are written as a session transcript by the app's
+own `SessionRecorder` (the events a live turn streams), and the app is started
+with `continue_session=True` (`assistant-tui --continue`): the Application
+loads the transcript into the handler's history and the app redraws the chat,
+trace and context. Then a new query streams a reply at 60 tokens/s
 through the real provider; the window from submit to the end of the turn is
 measured: p99 event-loop lag (a task sleeping 10 ms records how late it wakes),
 CPU (% of a core), and resident memory at the end. The context window is set to
@@ -32,54 +34,57 @@ SIZES_FULL = (0, 50, 200, 1000)
 SIZES_QUICK = (0, 20)
 
 
-async def load_turns(app: Any, handler: Any, count: int) -> None:
-    """Replay ``count`` earlier turns into the app and the handler's history."""
+def turn_events(index: int) -> list[Any]:
+    """The handler events of one earlier turn (what a live turn would have streamed)."""
     from core import events as ev
     from core.types import ToolCall
-    from tui.turn import TurnRenderer
-    from tui.widgets.chat import UserMessage
 
-    for index in range(count):
-        turn = past_turn(index)
-        call = ToolCall(id=f"toolu_hist_{index:05d}", name=turn["tool"]["name"], parameters=turn["tool"]["parameters"])
-        handler.add_message("user", turn["query"])
-        handler.add_message("assistant", turn["intro"], tool_calls=[call.as_dict()])
-        handler.add_message("tool", turn["result"], tool_call_id=call.id, name=call.name, is_error=False)
-        handler.add_message("assistant", turn["answer"], tool_calls=[])
-        await app.chat.add(UserMessage(turn["query"]))
-        app.record("user", turn["query"])
-        renderer = TurnRenderer(app, turn["query"])
-        for event in (
-            ev.TextDelta(text=turn["intro"]),
-            ev.AssistantMessage(content=turn["intro"], tool_calls=(call,)),
-            ev.ToolCallStarted(call=call, started_at=time.time()),
-            ev.ToolCallFinished(call=call, status="success", result=turn["result"], duration=0.05),
-            ev.TextDelta(text=turn["answer"]),
-            ev.AssistantMessage(content=turn["answer"], final=True),
-            ev.TurnCompleted(result={"status": "COMPLETE", "content": turn["answer"], "metadata": {}}),
-        ):
-            await renderer.handle(event)
-    handler.turn_count = count * 2
+    turn = past_turn(index)
+    call = ToolCall(id=f"toolu_hist_{index:05d}", name=turn["tool"]["name"], parameters=turn["tool"]["parameters"])
+    return [
+        ev.TurnStarted(query=turn["query"], subtask_id="history"),
+        ev.TextDelta(text=turn["intro"]),
+        ev.AssistantMessage(content=turn["intro"], tool_calls=(call,)),
+        ev.ToolCallStarted(call=call, started_at=time.time()),
+        ev.ToolCallFinished(call=call, status="success", result=turn["result"], duration=0.05),
+        ev.TextDelta(text=turn["answer"]),
+        ev.AssistantMessage(content=turn["answer"], final=True),
+        ev.TurnCompleted(result={"status": "COMPLETE", "content": turn["answer"], "metadata": {}}),
+    ]
 
 
-def measure(turns: int, seconds: float) -> dict[str, float]:
-    """One size, in this (fresh) process."""
-    return asyncio.run(_measure(turns, seconds))
+def write_session(settings: Any, turns: int) -> None:
+    """A session transcript of ``turns`` earlier turns, written by the app's own recorder."""
+    from core.app import Application
+
+    application = Application(settings)
+    application.start_session()
+    application.recorder.writer.durable = False  # setting up, not measured: skip the fsyncs
+    for index in range(turns):
+        for event in turn_events(index):
+            application.recorder.record(event)
+    application.close_session()
 
 
-async def _measure(turns: int, seconds: float) -> dict[str, float]:
+def measure(turns: int, seconds: float, diagnose: bool = False) -> dict[str, Any]:
+    """One size, in this (fresh) process; with ``diagnose``, where the stalls came from instead of a measurement."""
+    return asyncio.run(_measure(turns, seconds, diagnose))
+
+
+async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]:
     with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-history-") as tmp:
         server.script(ReplySpec(text=text_for(60, seconds, seed=turns), chunk=12, tokens_per_second=60))
         settings = bench_settings(Path(tmp), server.url, context_window=10_000_000)
-        app = build_app(settings)
-        handler = app.handler
-        handler.model_provider.client  # import the SDK now: its first-use cost is not what this measures
+        if turns:
+            write_session(settings, turns)
+        began = time.perf_counter()
+        app = build_app(settings, continue_session=True)
+        app.handler.model_provider.client  # import the SDK now: its first-use cost is not what this measures
         PaintRecorder(app)
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose) as sampler:
             await pilot.pause()
-            began = time.perf_counter()
-            with app.batch_update():  # as a session restore would: one layout at the end
-                await load_turns(app, handler, turns)
+            if turns and not await wait_until(lambda: len(app.handler.conversation_history) >= 4 * turns and len(app.transcript) > 0, timeout=120):
+                raise RuntimeError(f"the session with {turns} turns was not resumed ({len(app.handler.conversation_history)} messages)")
             await pilot.pause()
             loaded = time.perf_counter() - began
             await asyncio.sleep(0.5)  # let the restored chat settle
@@ -94,6 +99,7 @@ async def _measure(turns: int, seconds: float) -> dict[str, float]:
             end = time.perf_counter()
             cpu = meter.percent()
             await probe.stop()
+            stalls = sampler.window(start, end).describe() if sampler else ""
             live = len(app.chat.children)
             failed = [entry for entry in app.transcript if entry.get("role") == "error"]
         if failed:
@@ -109,6 +115,7 @@ async def _measure(turns: int, seconds: float) -> dict[str, float]:
             "peak_rss_mb": peak_rss_mb(),
             "live_widgets": float(live),
             "turn_seconds": end - start,
+            "stalls": stalls,
         }
 
 
@@ -121,6 +128,9 @@ def run(quick: bool = False) -> BenchResult:
     for _ in range(repeats):
         for size in sizes:
             runs[size].append(run_child("history", "measure", {"turns": size, "seconds": seconds}))
+    if not quick:
+        diagnostic = run_child("history", "measure", {"turns": sizes[-1], "seconds": seconds, "diagnose": True})
+        result.notes.append(f"Diagnostic run at {sizes[-1]} turns (stack sampling, not measured): {diagnostic['stalls']}.")
     base = [r["p99_lag_ms"] for r in runs[sizes[0]]]
     biggest = sizes[-1]
     for size in sizes:
@@ -136,7 +146,7 @@ def run(quick: bool = False) -> BenchResult:
         result.add(Figure(f"RSS, {size} turns", "MB", [r["rss_mb"] for r in runs[size]], target=target))
     for size in sizes:
         if size:
-            result.add(Figure(f"time to load {size} turns", "s", [r["load_seconds"] for r in runs[size]]))
+            result.add(Figure(f"start → {size} turns resumed on screen", "s", [r["load_seconds"] for r in runs[size]]))
     result.notes.append(
         "Max loop lag (ms) per size: " + ", ".join(f"{s}: {max(r['max_lag_ms'] for r in runs[s]):.0f}" for s in sizes)
         + "; live chat widgets after the turn: " + ", ".join(f"{s}: {runs[s][0]['live_widgets']:.0f}" for s in sizes) + "."

@@ -12,6 +12,7 @@ from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app, s
 from benchmarks.content import text_for
 from benchmarks.harness import BenchResult, CpuMeter, Figure, at_most, percentile, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
+from benchmarks.stalls import diagnosis
 
 TITLE = "Keys under load"
 METHOD = """\
@@ -50,15 +51,18 @@ class KeyLatency:
             self.latencies.append(when - pressed)
 
 
-async def once(server: ServerProcess, rate: int, seconds: float, project: Path) -> dict[str, float]:
-    """Stream at ``rate`` tokens/s and type for ``seconds``; p99 keypress-to-frame (ms) and CPU (%)."""
+async def once(server: ServerProcess, rate: int, seconds: float, project: Path, diagnose: bool = False) -> dict[str, Any]:
+    """Stream at ``rate`` tokens/s and type for ``seconds``; p99 keypress-to-frame (ms) and CPU (%).
+
+    With ``diagnose``, also where the stalls of the typing window came from (slower: not a measurement).
+    """
     server.script(ReplySpec(text=text_for(rate, seconds + 2.0, seed=rate), chunk=12, tokens_per_second=rate))
     settings = bench_settings(project, server.url)
     app = build_app(settings)
     paints = PaintRecorder(app)
     keys = KeyLatency(app)
     paints.listeners.append(keys.on_frame)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose) as sampler:
         await pilot.pause()
         await app.submit("Stream something long.")
         if not await wait_until(lambda: app._renderer is not None and app._renderer.current is not None and bool(app._renderer.current.text), timeout=30):
@@ -72,6 +76,7 @@ async def once(server: ServerProcess, rate: int, seconds: float, project: Path) 
             keys.press()
             await asyncio.sleep(max(0.0, start + (n + 1) * 0.05 - time.perf_counter()))
         cpu = meter.percent()
+        stalls = sampler.window(start, time.perf_counter()).describe() if sampler else ""
         streaming = app.turn_running
         await wait_until(lambda: not keys.pending, timeout=5)
         app.action_cancel_turn()
@@ -82,7 +87,7 @@ async def once(server: ServerProcess, rate: int, seconds: float, project: Path) 
     if len(keys.latencies) < presses:
         raise RuntimeError(f"only {len(keys.latencies)} of {presses} keys reached the screen")
     lat_ms = [x * 1000 for x in keys.latencies]
-    return {"p99_ms": percentile(lat_ms, 99), "p50_ms": percentile(lat_ms, 50), "cpu": cpu}
+    return {"p99_ms": percentile(lat_ms, 99), "p50_ms": percentile(lat_ms, 50), "cpu": cpu, "stalls": stalls}
 
 
 async def _run(quick: bool) -> BenchResult:
@@ -95,6 +100,9 @@ async def _run(quick: bool) -> BenchResult:
             for rate in RATES:
                 runs[rate].append(await once(server, rate, seconds, Path(tmp)))
                 server.clear()
+        if not quick:
+            diagnostic = await once(server, 250, seconds, Path(tmp), diagnose=True)
+            result.notes.append(f"Diagnostic repeat at 250 tokens/s (stack sampling, not measured): {diagnostic['stalls']}.")
     for rate in RATES:
         target = at_most(33) if rate == 250 else None
         result.add(Figure(f"p99 keypress → frame @ {rate} tok/s", "ms", [r["p99_ms"] for r in runs[rate]], target=target))

@@ -105,7 +105,9 @@ def render_markdown(run: dict[str, Any], methods: dict[str, str]) -> str:
                 out.append(f"- {figure['metric']}: {figure['note']}")
         if result.get("error"):
             out += ["", "This benchmark did not complete:", "", "```", result["error"].strip()[-3000:], "```"]
-        out += ["", f"Took {result.get('seconds', 0):.0f} s.", ""]
+        load = result.get("load")
+        load_text = f" (1-minute load average {load[0]:g} before, {load[1]:g} after, on {machine['cores']} cores)" if load else ""
+        out += ["", f"Took {result.get('seconds', 0):.0f} s{load_text}.", ""]
     out += ["## Running it", "", "```", "python -m benchmarks            # full run, writes docs/benchmarks.md and docs/benchmarks.json",
             "python -m benchmarks --quick    # tiny sizes, a minute; writes to the cache directory unless --output is given",
             "python -m benchmarks --only picker,index   # a subset", "```", ""]
