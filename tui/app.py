@@ -20,6 +20,7 @@ from core.config import Settings
 from core.types import ApprovalRequest, Decision, error_result
 from tui import context_ops, sessions
 from tui.commands import complete_command, find_command, parse_command
+from tui.file_source import FileSource
 from tui.help import help_renderable, onboarding_markdown
 from tui.palette import AssistantCommands
 from tui.screens.approval import ApprovalScreen
@@ -65,8 +66,8 @@ class AssistantApp(App[None]):
         self.read_only: set[str] = set()
         self.suggested: list[str] = []
         self._local_pinned: list[str] = []
-        self.project_files: list[str] = []
-        """The project's files (relative paths) for ``@`` completion and the picker; loaded in a thread."""
+        self.files = FileSource(self.project_root, getattr(application, "memory_system", None))
+        """The project's files for ``@`` completion and the picker (indexed off the event loop)."""
         self._turn: Worker[None] | None = None
         self._renderer: TurnRenderer | None = None
         self.recorded_context: list[dict[str, Any]] | None = None
@@ -134,17 +135,12 @@ class AssistantApp(App[None]):
         self.refresh_context()
 
     @work(thread=True, group="files", exit_on_error=False)
-    def load_project_files(self) -> None:
-        """Read the project's file list off the event loop."""
-        from tui.file_source import list_project_files
-
-        files = list_project_files(self.project_root, getattr(self.application, "memory_system", None))
-        self.call_from_thread(self._files_loaded, files)
-
-    def _files_loaded(self, files: list[str]) -> None:
-        self.project_files = files
-        if self.prompt.menu.display:
-            self.prompt.refresh_completion()
+    def load_project_files(self, refresh: bool = False) -> None:
+        """List (or re-list) the project's files off the event loop."""
+        if refresh:
+            self.files.refresh()
+        else:
+            self.files.load()
 
     @property
     def provider_label(self) -> str:
@@ -172,10 +168,8 @@ class AssistantApp(App[None]):
         return None
 
     def complete_files(self, query: str, limit: int = 8) -> list[Completion]:
-        """``@`` completion over the project's files (simple subsequence match until the fuzzy matcher lands)."""
-        from tui.file_source import match_files
-
-        return [Completion("@" + path, path, "", kind="file", highlight=tuple(hl)) for path, hl in match_files(self, query, limit)]
+        """``@`` completion: the best fuzzy matches over the project's files."""
+        return [Completion("@" + path, path, "", kind="file", highlight=tuple(hl)) for path, hl in self.files.search(query, limit)]
 
     @on(PromptInput.CompletionAccepted)
     async def _completion_accepted(self, event: PromptInput.CompletionAccepted) -> None:
@@ -314,7 +308,8 @@ class AssistantApp(App[None]):
     async def action_pick_files(self) -> None:
         from tui.screens.picker import FilePickerScreen
 
-        self.push_screen(FilePickerScreen(self), self._picked)
+        self.push_screen(FilePickerScreen(self.files), self._picked)
+        self.load_project_files(refresh=True)
 
     async def _picked(self, paths: list[str] | None) -> None:
         for path in paths or []:

@@ -6,8 +6,9 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.tools.secrets import is_secret_path, looks_like_private_key
+
 MAX_FILE_BYTES = 512_000
-_SECRET_PATTERNS = (".env", ".env.*", "id_*", "*.pem", "*.key", "*.p12", "*.pfx")
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
 
 
@@ -22,9 +23,8 @@ def estimate_tokens(text: str) -> int:
 
 def exclusion_reason(path: Path) -> str | None:
     """Why a file may not go into the context, or None when it may."""
-    name = path.name
-    if any(fnmatch.fnmatch(name, pattern) for pattern in _SECRET_PATTERNS):
-        return "may contain secrets (.env files and private keys are never sent)"
+    if secret := is_secret_path(path):
+        return f"is never sent to the model: {secret}"
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -36,6 +36,8 @@ def exclusion_reason(path: Path) -> str | None:
             head = fh.read(8192)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
+    if looks_like_private_key(head):
+        return "is never sent to the model: it contains a private key"
     if b"\0" in head:
         return "is a binary file"
     return None

@@ -1,8 +1,9 @@
-"""The project's file list for ``@`` completion and the picker, and matching over it.
+"""The project's files for ``@`` completion and the picker, searched with the fuzzy matcher.
 
-The list comes from the memory system's index when it offers one, else from
-``git ls-files`` (tracked plus untracked-not-ignored), else a directory walk.
-Matching uses ``core.memory.fuzzy`` when present, else a small subsequence scorer.
+With an engine, the memory system's index is the source: it indexes in a
+background thread and ``search_files`` never blocks, returning what is indexed
+so far. Without one (the engine failed to start) the files are listed with
+``git ls-files`` or a walk, off the event loop, and searched with the same matcher.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import logging
 import os
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Any
 
-if TYPE_CHECKING:
-    from tui.app import AssistantApp
+from core.memory.fuzzy import FuzzyMatcher
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +22,8 @@ _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
 MAX_WALK = 200_000
 
 
-def list_project_files(root: Path, memory_system: object = None) -> list[str]:
-    """Relative paths of the project's files (blocking; run it in a thread)."""
-    for name in ("list_files", "get_file_paths", "all_paths"):
-        getter = getattr(memory_system, name, None)
-        if callable(getter):
-            try:
-                return [str(Path(p).relative_to(root)) if Path(p).is_absolute() else str(p) for p in getter()]
-            except Exception:  # fall back to git or a walk
-                log.exception("memory system file list failed")
+def list_project_files(root: Path) -> list[str]:
+    """Relative paths of the project's files: tracked plus untracked-not-ignored (blocking)."""
     try:
         done = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
@@ -43,69 +36,53 @@ def list_project_files(root: Path, memory_system: object = None) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
         rel = Path(dirpath).relative_to(root)
-        found.extend(str(rel / name) if str(rel) != "." else name for name in filenames)
+        found.extend(name if str(rel) == "." else str(rel / name) for name in filenames)
         if len(found) > MAX_WALK:
             break
     return sorted(found)
 
 
-def subsequence_match(query: str, path: str) -> tuple[float, list[int]] | None:
-    """Score a path for a query (higher is better) and the matched indices; None when it does not match."""
-    if not query:
-        return 0.0, []
-    lower = path.lower()
-    name_start = lower.rfind("/") + 1
-    positions: list[int] = []
-    start = 0
-    for char in query.lower():
-        index = lower.find(char, start)
-        if index == -1:
-            return None
-        positions.append(index)
-        start = index + 1
-    score = 0.0
-    for previous, index in zip([-2] + positions, positions):
-        score += 1.0
-        if index == previous + 1:
-            score += 2.0
-        if index >= name_start:
-            score += 1.5
-        if index == 0 or lower[index - 1] in "/_-. ":
-            score += 1.5
-    return score - len(path) * 0.01, positions
+class FileSource:
+    """Fuzzy search over the project's files; :meth:`load` and :meth:`refresh` block (run them in a thread)."""
 
+    def __init__(self, root: Path, memory_system: Any = None) -> None:
+        self.root = root
+        self.memory = memory_system if hasattr(memory_system, "search_files") else None
+        self._matcher = FuzzyMatcher(prepare=False)
+        self.generation = 0
+        """Bumped whenever a listing finishes (the picker redraws its results)."""
 
-def rank(query: str, paths: Sequence[str], limit: int) -> list[tuple[str, list[int]]]:
-    """Best ``limit`` matches of ``query`` over ``paths``, best first."""
-    try:
-        from core.memory import fuzzy  # type: ignore[attr-defined]
+    def load(self) -> None:
+        """Start (or do) the listing."""
+        if self.memory is not None:
+            self.memory.start_indexing()
+        else:
+            self._matcher.update(list_project_files(self.root))
+        self.generation += 1
 
-        ranker = getattr(fuzzy, "top_matches", None)
-    except ImportError:
-        ranker = None
-    if ranker is not None:
+    def refresh(self) -> tuple[list[str], list[str]]:
+        """List again; returns the added and removed paths."""
+        if self.memory is not None:
+            added, removed = self.memory.refresh()
+        else:
+            before = set(self._matcher.paths)
+            paths = list_project_files(self.root)
+            self._matcher.update(paths)
+            added, removed = sorted(set(paths) - before), sorted(before - set(paths))
+        self.generation += 1
+        return added, removed
+
+    @property
+    def count(self) -> int:
+        """Files searchable right now (grows while indexing)."""
+        matcher = getattr(self.memory, "matcher", None) if self.memory is not None else self._matcher
+        return len(matcher) if matcher is not None else 0
+
+    def search(self, query: str, limit: int) -> list[tuple[str, list[int]]]:
+        """The best ``limit`` paths for ``query`` with their matched character positions, best first."""
         try:
-            return [(str(path), list(positions)) for path, positions in _adapt(ranker(query, paths, limit))]
-        except Exception:  # fall back to the simple scorer
-            log.exception("fuzzy matcher failed")
-    scored: list[tuple[float, str, list[int]]] = []
-    for path in paths:
-        found = subsequence_match(query, path)
-        if found is not None:
-            scored.append((found[0], path, found[1]))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return [(path, positions) for _, path, positions in scored[:limit]]
-
-
-def _adapt(results: object) -> list[tuple[str, list[int]]]:
-    adapted = []
-    for item in results:  # type: ignore[attr-defined]
-        path = getattr(item, "path", None) or item[0]
-        positions = getattr(item, "positions", None) or (item[-1] if isinstance(item, tuple) else [])
-        adapted.append((path, positions))
-    return adapted
-
-
-def match_files(app: "AssistantApp", query: str, limit: int) -> list[tuple[str, list[int]]]:
-    """Matches for ``@`` completion from the app's loaded file list (empty while it loads)."""
-    return rank(query, app.project_files, limit)
+            matches = self.memory.search_files(query, limit) if self.memory is not None else self._matcher.search(query, limit)
+        except Exception:  # a search failure shows no candidates, never a crash
+            log.exception("file search failed")
+            return []
+        return [(match.path, list(match.positions)) for match in matches]

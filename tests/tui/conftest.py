@@ -9,6 +9,7 @@ the loopback fake LLM server.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
@@ -17,7 +18,9 @@ import pytest
 
 from core import events as ev
 from core.config import Settings
-from core.types import ApprovalRequest, Decision, ToolCall
+from core.types import ApprovalRequest, Decision, ToolCall, ok_result
+from tests.fake_llm import FakeLLM
+from tui.app import AssistantApp, make_app
 
 
 class FixedClock:
@@ -53,6 +56,8 @@ class AskApproval:
     reason: str = ""
     session_key: str = ""
 
+
+SIZE = (100, 32)
 
 Step = Any
 Script = Callable[[str], Iterable[Step]]
@@ -139,3 +144,61 @@ def settings(project: Path) -> Settings:
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock()
+
+
+# -- the real engine against the fake server ------------------------------------
+
+
+ECHO_SPEC = {
+    "name": "echo",
+    "description": "Upper-case a string.",
+    "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+}
+TOUCH_SPEC = {
+    "name": "touch",
+    "description": "Create an empty file.",
+    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    "requires_approval": True,
+}
+
+
+@pytest.fixture
+def real_settings(project: Path, fake_llm: FakeLLM) -> Settings:
+    return Settings(project_root=project, anthropic_base_url=fake_llm.anthropic_url, anthropic_api_key="test", max_retries=0)
+
+
+@pytest.fixture
+def real_app(real_settings: Settings, project: Path) -> AssistantApp:
+    """The app exactly as the CLI builds it (the real Application), its provider pointed at the fake server."""
+    app = make_app(real_settings, clock=FixedClock())
+    assert not app.engine_error, app.engine_error
+    app.handler.register_tool(ECHO_SPEC, lambda params: params["text"].upper())
+
+    def touch(params: dict[str, Any]) -> Any:
+        (project / params["path"]).write_text("")
+        return ok_result(f"created {params['path']}")
+
+    app.handler.register_tool(TOUCH_SPEC, touch)
+    return app
+
+
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
+
+
+async def send(pilot: Any, text: str) -> None:
+    pilot.app.prompt.load_text(text)
+    await pilot.press("enter")
+
+
+async def finish_turn(pilot: Any) -> None:
+    await wait_for(pilot, lambda: not pilot.app.turn_running)
+    await pilot.pause()
+
+
+def widgets(app: AssistantApp, kind: type) -> list[Any]:
+    return [child for child in app.chat.children if isinstance(child, kind)]

@@ -9,82 +9,16 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any, Callable
+
 
 import pytest
 
 from core.config import Settings
-from core.types import Decision, ok_result
+from core.types import Decision
 from tests.fake_llm import FakeLLM, HTTPError, Reply, Tool
-from tests.tui.conftest import FixedClock
+from tests.tui.conftest import SIZE, FixedClock, finish_turn, send, wait_for, widgets
 from tui.app import AssistantApp, make_app
 from tui.widgets.chat import AssistantMessage, NoteMessage, PlanView, ToolCallLine
-
-SIZE = (100, 32)
-
-ECHO_SPEC = {
-    "name": "echo",
-    "description": "Upper-case a string.",
-    "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-}
-TOUCH_SPEC = {
-    "name": "touch",
-    "description": "Create an empty file.",
-    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    "requires_approval": True,
-}
-
-
-@pytest.fixture
-def real_settings(project: Path, fake_llm: FakeLLM) -> Settings:
-    return Settings(project_root=project, anthropic_base_url=fake_llm.anthropic_url, anthropic_api_key="test", max_retries=0)
-
-
-@pytest.fixture
-def real_app(real_settings: Settings, project: Path) -> AssistantApp:
-    """The app with the real engine: the Application when it can be built, else its PassthroughHandler."""
-    try:
-        from core.app import Application
-
-        Application(real_settings)  # probe: the whole engine is importable (helpers land modules over time)
-    except ImportError:
-        from core.handlers.passthrough import PassthroughHandler
-
-        app = make_app(real_settings, handler=PassthroughHandler(None, None, None, real_settings), clock=FixedClock())
-    else:
-        app = make_app(real_settings, clock=FixedClock())
-        assert not app.engine_error, app.engine_error
-    app.handler.register_tool(ECHO_SPEC, lambda params: params["text"].upper())
-
-    def touch(params: dict[str, Any]) -> Any:
-        (project / params["path"]).write_text("")
-        return ok_result(f"created {params['path']}")
-
-    app.handler.register_tool(TOUCH_SPEC, touch)
-    return app
-
-
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
-
-
-async def send(pilot: Any, text: str) -> None:
-    pilot.app.prompt.load_text(text)
-    await pilot.press("enter")
-
-
-async def finish_turn(pilot: Any) -> None:
-    await wait_for(pilot, lambda: not pilot.app.turn_running)
-    await pilot.pause()
-
-
-def widgets(app: AssistantApp, kind: type) -> list[Any]:
-    return [child for child in app.chat.children if isinstance(child, kind)]
-
 
 async def test_tool_loop_streams_into_chat_and_trace(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
     fake_llm.script(Reply(text="Checking the text.", tools=[Tool("echo", {"text": "abc"})]), Reply(text="It is **ABC**."))

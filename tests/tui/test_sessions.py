@@ -6,8 +6,7 @@ from pathlib import Path
 
 from core.config import Settings
 from tests.fake_llm import FakeLLM, Reply, Tool
-from tests.tui.conftest import FixedClock
-from tests.tui.test_flows import ECHO_SPEC, SIZE, finish_turn, send, wait_for, widgets
+from tests.tui.conftest import ECHO_SPEC, SIZE, FixedClock, finish_turn, send, wait_for, widgets
 from tui.app import make_app
 from tui.widgets.chat import AssistantMessage, ToolCallLine, UserMessage
 

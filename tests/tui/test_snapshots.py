@@ -273,3 +273,21 @@ class TestPrompt:
     def test_help(self, snap_compare, settings, project):
         """/help lists the keys (with where they work) and the commands in the chat."""
         assert snap_compare(build(settings, project, []), terminal_size=(100, 60), run_before=send("/help"))
+
+
+class TestPicker:
+    """The fuzzy file picker (ctrl+o)."""
+
+    def test_picker_highlights(self, snap_compare, settings, project):
+        """A modal "Add files to the context": the query "au", src/auth.py first with the
+        matched letters highlighted, and it is selected ([x]); the hint counts 1 selected of 3 files."""
+        app = build(settings, project, [])
+
+        async def run_before(pilot: Any) -> None:
+            await settle(pilot, lambda: pilot.app.files.count >= 3)
+            await pilot.press("ctrl+o")
+            await settle(pilot, lambda: type(pilot.app.screen).__name__ == "FilePickerScreen")
+            await pilot.press("a", "u", "space")
+            await settle(pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

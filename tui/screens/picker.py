@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -13,12 +13,21 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.file_source import rank
 
 if TYPE_CHECKING:
-    from tui.app import AssistantApp
+    from tui.file_source import FileSource
 
 MAX_RESULTS = 50
+
+
+class PickerInput(Input):
+    """The search field; Space selects the highlighted file instead of typing (paths rarely contain spaces)."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "space":
+            event.prevent_default()
+            event.stop()
+            await self.run_action("screen.toggle")
 
 
 class FilePickerScreen(ModalScreen[list[str]]):
@@ -26,35 +35,36 @@ class FilePickerScreen(ModalScreen[list[str]]):
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="picker.close"),
-        Binding("space", "toggle", "Select", id="picker.toggle", priority=True),
+        Binding("space,tab", "toggle", "Select", id="picker.toggle", priority=True),
         Binding("enter", "add", "Add", id="picker.add", priority=True),
         Binding("down", "move(1)", show=False, priority=True),
         Binding("up", "move(-1)", show=False, priority=True),
     ]
 
-    def __init__(self, app: "AssistantApp") -> None:
+    def __init__(self, files: "FileSource") -> None:
         super().__init__(classes="picker-screen")
-        self.owner = app
+        self.files = files
         self.selected: list[str] = []
         self.results: list[str] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker") as box:
             box.border_title = "Add files to the context"
-            yield Input(placeholder="Type to search files…", id="picker-input")
+            yield PickerInput(placeholder="Type to search files…", id="picker-input")
             yield OptionList(id="picker-results")
             yield Static("", id="picker-hint")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
         self.refresh_results("")
-        self.set_interval(0.5, self._maybe_refresh)
-        self._seen = len(self.owner.project_files)
+        self._seen = (self.files.generation, self.files.count)
+        self.set_interval(0.25, self._maybe_refresh)
 
     def _maybe_refresh(self) -> None:
-        # The file list loads in the background: refresh when it grows or shrinks.
-        if len(self.owner.project_files) != self._seen:
-            self._seen = len(self.owner.project_files)
+        # Files are indexed in the background: redraw when the listing changed.
+        seen = (self.files.generation, self.files.count)
+        if seen != self._seen:
+            self._seen = seen
             self.refresh_results(self.query_one(Input).value)
 
     @on(Input.Changed)
@@ -62,13 +72,13 @@ class FilePickerScreen(ModalScreen[list[str]]):
         self.refresh_results(event.value)
 
     def refresh_results(self, query: str) -> None:
-        matches = rank(query, self.owner.project_files, MAX_RESULTS)
+        matches = self.files.search(query, MAX_RESULTS)
         self.results = [path for path, _ in matches]
         results = self.query_one(OptionList)
         results.clear_options()
         results.add_options([Option(self._row(path, positions), id=path) for path, positions in matches])
         results.highlighted = 0 if matches else None
-        loaded = len(self.owner.project_files)
+        loaded = self.files.count
         self.query_one("#picker-hint", Static).update(
             f"{len(self.selected)} selected · {loaded} files · Space selects · Enter adds · Esc closes"
         )

@@ -1,0 +1,78 @@
+"""File context from the keyboard: @ completion, the picker, the pane's keys, refusals, and what reaches the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fake_llm import FakeLLM, Reply
+from tests.tui.conftest import SIZE, finish_turn, send, wait_for
+from tui.app import AssistantApp
+from tui.widgets.chat import NoteMessage
+
+
+def picked(app: AssistantApp) -> list[str]:
+    return [entry.display for entry in app.context_pane.entries if entry.source == "picked"]
+
+
+async def test_at_completion_adds_the_file(real_app: AssistantApp) -> None:
+    async with real_app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: real_app.files.count >= 3)
+        await pilot.press(*"explain @auth")
+        menu = real_app.prompt.menu
+        assert menu.display and menu.candidates[0].label == "src/auth.py"
+        assert menu.candidates[0].highlight  # matched characters are highlighted
+        await pilot.press("tab")
+        assert real_app.prompt.text == "explain @src/auth.py "
+        await wait_for(pilot, lambda: picked(real_app) == ["src/auth.py"])
+
+
+async def test_picker_multi_selects_and_adds(real_app: AssistantApp) -> None:
+    async with real_app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: real_app.files.count >= 3)
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "FilePickerScreen")
+        await pilot.press(*"py")
+        await wait_for(pilot, lambda: real_app.screen.results[:2] == ["src/app.py", "src/auth.py"])
+        await pilot.press("space", "down", "space", "enter")
+        await wait_for(pilot, lambda: sorted(picked(real_app)) == ["src/app.py", "src/auth.py"])
+        assert type(real_app.screen).__name__ != "FilePickerScreen"
+
+
+async def test_pane_drop_and_read_only(real_app: AssistantApp) -> None:
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/add src/*.py")
+        await wait_for(pilot, lambda: len(picked(real_app)) == 2)
+        await pilot.press("ctrl+g", "r")
+        assert [e.read_only for e in real_app.context_pane.entries] == [True, False]
+        await pilot.press("down", "d")
+        assert picked(real_app) == ["src/app.py"]
+        await pilot.press("ctrl+g")
+        assert real_app.focused is real_app.prompt
+
+
+async def test_secrets_are_refused_with_the_reason(real_app: AssistantApp, project: Path) -> None:
+    (project / ".env").write_text("ANTHROPIC_API_KEY=sk-secret\n")
+    (project / "logo.bin").write_bytes(b"\x89PNG\0\0\0")
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/add .env logo.bin")
+        await wait_for(pilot, lambda: len([w for w in real_app.chat.children if isinstance(w, NoteMessage) and w.kind == "warning"]) == 2)
+        notes = [w.body for w in real_app.chat.children if isinstance(w, NoteMessage) and w.kind == "warning"]
+        assert ".env was not added" in notes[0] and "environment file" in notes[0]
+        assert "logo.bin was not added" in notes[1] and "binary" in notes[1]
+        assert picked(real_app) == []
+
+
+async def test_the_request_contains_exactly_the_panes_files(real_app: AssistantApp, fake_llm: FakeLLM, project: Path) -> None:
+    fake_llm.script(Reply(text="Seen."), Reply(text="Seen again."))
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/add src/app.py")
+        await wait_for(pilot, lambda: picked(real_app) == ["src/app.py"])
+        await send(pilot, "what do you see?")
+        await finish_turn(pilot)
+        system = fake_llm.requests[-1].system
+        assert str(project / "src" / "app.py") in system and "def main" in system
+        assert "def login" not in system
+        await send(pilot, "/drop src/app.py")
+        await send(pilot, "and now?")
+        await finish_turn(pilot)
+        assert "def main" not in fake_llm.requests[-1].system
