@@ -117,7 +117,7 @@ class ClaudeProvider(SDKProvider):
     async def send_message(self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()) -> Any:
         """One non-streaming call; returns the SDK's ``Message``."""
         try:
-            return await self.client.messages.create(**self._request(messages, system_prompt, tools))
+            return await (await self.ready_client()).messages.create(**self._request(messages, system_prompt, tools))
         except Exception as exc:  # noqa: BLE001 - classified below
             raise classify_error(exc) from exc
 
@@ -128,7 +128,7 @@ class ClaudeProvider(SDKProvider):
         text: list[str] = []
         calls: list[ToolCall] = []
         try:
-            async with self.client.messages.stream(**self._request(messages, system_prompt, tools)) as stream:
+            async with (await self.ready_client()).messages.stream(**self._request(messages, system_prompt, tools)) as stream:
                 async for event in stream:
                     if event.type == "text":
                         text.append(event.text)
@@ -189,7 +189,8 @@ def classify_error(exc: BaseException) -> ProviderError:
     if is_transport_error(exc):
         return ProviderError("network", f"The connection to the Anthropic API broke: {type(exc).__name__}", retryable=True)
     if isinstance(exc, json.JSONDecodeError | ValueError):
-        return ProviderError("server", f"Malformed response from the provider: {exc}")
+        # A garbled event: retried like a broken connection (the loop never retries after text).
+        return ProviderError("server", f"Malformed response from the provider: {exc}", retryable=True)
     log.exception("unexpected provider failure")
     return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
 

@@ -128,6 +128,18 @@ class SDKProvider:
             self._client = self._make_client()
         return self._client
 
+    def prewarm(self) -> None:
+        """Import the SDK and build the client now (call from a thread after first paint)."""
+        self.client  # noqa: B018 - for its side effect
+
+    async def ready_client(self) -> Any:
+        """The client, built in a thread the first time so the SDK import never blocks the event loop."""
+        if self._client is None:
+            import asyncio
+
+            await asyncio.to_thread(self.prewarm)
+        return self._client
+
     def _make_client(self) -> Any:
         raise NotImplementedError
 

@@ -104,7 +104,7 @@ class OpenAICompatibleProvider(SDKProvider):
     # -- calls -------------------------------------------------------------
     async def send_message(self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()) -> Any:
         try:
-            return await self.client.chat.completions.create(**self._request(messages, system_prompt, tools))
+            return await (await self.ready_client()).chat.completions.create(**self._request(messages, system_prompt, tools))
         except Exception as exc:  # noqa: BLE001
             raise classify_error(exc) from exc
 
@@ -117,7 +117,7 @@ class OpenAICompatibleProvider(SDKProvider):
         finish = ""
         usage: dict[str, int] = {}
         try:
-            stream = await self.client.chat.completions.create(
+            stream = await (await self.ready_client()).chat.completions.create(
                 **self._request(messages, system_prompt, tools), stream=True, stream_options={"include_usage": True}
             )
             async for chunk in stream:
@@ -202,6 +202,9 @@ def classify_error(exc: BaseException) -> ProviderError:
         return ProviderError("server", f"Endpoint error: {exc.message}", retryable=True)
     if is_transport_error(exc):
         return ProviderError("network", f"The connection to the OpenAI-compatible endpoint broke: {type(exc).__name__}", retryable=True)
+    if isinstance(exc, json.JSONDecodeError):
+        # A garbled SSE event: retried like a broken connection (the loop never retries after text).
+        return ProviderError("server", f"Malformed response from the endpoint: {exc}", retryable=True)
     log.exception("unexpected provider failure")
     return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
 

@@ -125,3 +125,17 @@ def test_importing_the_engine_does_not_import_the_sdks():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"imported at start-up: {out.stdout.strip()}"
+
+
+async def test_the_sdk_client_is_built_off_the_event_loop(fake_llm):
+    """The first request imports the SDK (over a second); that must happen in a worker thread."""
+    import threading
+
+    threads: list[str] = []
+    for provider in (ClaudeProvider("c", base_url=fake_llm.anthropic_url, api_key="k"), OpenAICompatibleProvider("g", base_url=fake_llm.openai_url, api_key="k")):
+        make = provider._make_client
+        provider._make_client = lambda make=make: threads.append(threading.current_thread().name) or make()
+        fake_llm.script(Reply(text="hi"))
+        items = [item async for item in provider.stream_message([{"role": "user", "content": "q"}], "", [])]
+        assert items[-1].content == "hi"
+    assert len(threads) == 2 and threading.main_thread().name not in threads
