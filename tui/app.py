@@ -21,6 +21,7 @@ from core.types import ApprovalRequest, Decision, error_result
 from tui import context_ops, sessions
 from tui.commands import complete_command, find_command, parse_command
 from tui.file_source import FileSource
+from tui.format import format_tokens, pretty_args
 from tui.help import help_renderable, onboarding_markdown
 from tui.palette import AssistantCommands
 from tui.screens.approval import ApprovalScreen
@@ -321,8 +322,6 @@ class AssistantApp(App[None]):
     @on(ToolCallView.ViewRequested)
     def _view_call(self, event: ToolCallView.ViewRequested) -> None:
         record = event.record
-        from tui.format import pretty_args
-
         text = f"# arguments\n{pretty_args(record.call.parameters)}\n\n# result ({record.status})\n{record.result}"
         self.push_screen(TextViewScreen(f"{record.call.name} · {record.call.id}", text))
 
@@ -351,16 +350,41 @@ class AssistantApp(App[None]):
             self.handler.read_only_files = sorted(self.read_only)
 
     async def add_files(self, pattern: str) -> context_ops.AddOutcome:
-        """Add files matching a path or glob; refused ones are reported with their reason."""
+        """Add files matching a path or glob; refused ones are reported with their reason.
+
+        When the files would take the context past its budget, the user is asked first.
+        """
         outcome = await asyncio.to_thread(context_ops.plan_add, pattern, self.project_root, list(self.pinned))
-        self.pinned.extend(str(path) for path in outcome.added)
-        self.suggested = [path for path in self.suggested if path not in self.pinned]
         for path, reason in outcome.refused:
             await self.chat.add(NoteMessage(f"{context_ops.display_path(str(path), self.project_root)} was not added: it {reason}.", kind="warning", title="Not added"))
         if not (outcome.added or outcome.refused or outcome.already):
             await self.chat.add(NoteMessage(f"No file matches {pattern!r} in {self.project_root}.", kind="warning"))
-        self.refresh_context()
+        budget = self.context_pane.budget
+        after = self.context_pane.picked_tokens + outcome.tokens
+        if outcome.added and budget and after > budget:
+            from tui.screens.confirm import ConfirmScreen
+
+            files = len(outcome.added)
+            question = (
+                f"Adding {files} file{'s' if files != 1 else ''} ({format_tokens(outcome.tokens)} tokens) puts the context at "
+                f"{format_tokens(after)} of its {format_tokens(budget)}-token budget ({after * 100 // budget}%). "
+                "Requests over the budget are not sent. Add anyway?"
+            )
+
+            async def answered(yes: bool | None) -> None:
+                if yes:
+                    self._commit_add(outcome)
+
+            outcome.confirming = True
+            self.push_screen(ConfirmScreen("Over the context budget", question, yes="Add anyway"), answered)
+            return outcome
+        self._commit_add(outcome)
         return outcome
+
+    def _commit_add(self, outcome: context_ops.AddOutcome) -> None:
+        self.pinned.extend(str(path) for path in outcome.added if str(path) not in self.pinned)
+        self.suggested = [path for path in self.suggested if path not in self.pinned]
+        self.refresh_context()
 
     def drop_files(self, pattern: str) -> list[str]:
         """Drop context entries matching a path or glob; returns what was dropped."""

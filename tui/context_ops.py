@@ -89,6 +89,10 @@ class AddOutcome:
     added: list[Path] = field(default_factory=list)
     refused: list[tuple[Path, str]] = field(default_factory=list)
     already: list[Path] = field(default_factory=list)
+    tokens: int = 0
+    """Token estimate of the files to add."""
+    confirming: bool = False
+    """The files go past the budget: the user is being asked before they are added."""
 
 
 def plan_add(pattern: str, root: Path, current: list[str]) -> AddOutcome:
@@ -102,6 +106,7 @@ def plan_add(pattern: str, root: Path, current: list[str]) -> AddOutcome:
             outcome.refused.append((path, reason))
         else:
             outcome.added.append(path)
+            outcome.tokens += file_tokens(path)
     return outcome
 
 

@@ -80,7 +80,8 @@ async def _add(app: "AssistantApp", args: str) -> None:
     added = 0
     for pattern in args.split():
         outcome = await app.add_files(pattern)
-        added += len(outcome.added)
+        if not outcome.confirming:
+            added += len(outcome.added)
     if added:
         await app.chat.add(NoteMessage(f"Added {added} file{'s' if added != 1 else ''} to the context.", kind="info"))
 
@@ -129,7 +130,16 @@ async def run_task(app: "AssistantApp", args: str) -> None:
     content = outcome.get("content", "") if isinstance(outcome, dict) else str(outcome)
     failed = isinstance(outcome, dict) and is_error(outcome)
     app.record("task", content, failed=failed)
-    await app.chat.add(MarkdownNote(content or "(no output)", title="/task failed" if failed else "/task", classes="-error" if failed else "task-result"))
+    metadata = outcome.get("metadata") or {} if isinstance(outcome, dict) else {}
+    title = "/task failed" if failed else "/task"
+    if failed or "templates" in metadata or "```" not in content:
+        # plain text: usage lines such as prompt=<string> must show as typed
+        await app.chat.add(NoteMessage(content or "(no output)", kind="error" if failed else "info", title=title))
+    else:
+        await app.chat.add(MarkdownNote(content, title=title, classes="task-result"))
+    diff = metadata.get("diff")
+    if isinstance(diff, str) and diff.strip() and "```" not in content:
+        await app.chat.add(MarkdownNote(f"```diff\n{diff}\n```", title="diff"))
     app.refresh_context()
 
 

@@ -76,3 +76,23 @@ async def test_the_request_contains_exactly_the_panes_files(real_app: AssistantA
         await send(pilot, "and now?")
         await finish_turn(pilot)
         assert "def main" not in fake_llm.requests[-1].system
+
+
+async def test_adding_past_the_budget_asks_first(project: Path) -> None:
+    from core.config import Settings
+    from tests.tui.conftest import FixedClock
+    from tui.app import make_app
+
+    app = make_app(Settings(project_root=project, context_window=100), clock=FixedClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/add src/*.py")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
+        assert "budget" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("n")
+        await pilot.pause()
+        assert picked(app) == []
+        await send(pilot, "/add src/*.py")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: picked(app) == ["src/app.py", "src/auth.py"])
+        assert app.context_pane.over_warning

@@ -151,6 +151,7 @@ async def test_plan_checklist(real_app: AssistantApp, fake_llm: FakeLLM) -> None
 async def test_no_provider_still_works(project: Path) -> None:
     settings = Settings(project_root=project)
     app = make_app(settings, clock=FixedClock())
+    assert not app.engine_error
     async with app.run_test(size=SIZE) as pilot:
         assert app.query_one(".onboarding")
         await send(pilot, "hello?")
@@ -161,6 +162,10 @@ async def test_no_provider_still_works(project: Path) -> None:
         await send(pilot, "/add src/*.py")
         await wait_for(pilot, lambda: len(app.pinned) == 2)
         assert [entry.display for entry in app.context_pane.entries] == ["src/app.py", "src/auth.py"]
+        await send(pilot, "/task list")  # tasks need no model
+        await wait_for(pilot, lambda: any("aider:automatic" in note.body for note in widgets(app, NoteMessage)))
+        await send(pilot, "/task aider:automatic")
+        await wait_for(pilot, lambda: any(note.kind == "error" and "prompt" in note.body for note in widgets(app, NoteMessage)))
 
 
 async def test_long_session_keeps_the_widget_tree_bounded(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
@@ -220,3 +225,19 @@ async def test_stream_keeps_the_event_loop_responsive(real_app: AssistantApp, fa
             f"p99 {gaps[int(len(gaps) * 0.99)] * 1000:.0f} ms, max {gaps[-1] * 1000:.0f} ms"
         )
         assert gaps[len(gaps) // 2] < 0.1
+
+
+async def test_palette_offers_the_actions_and_commands(real_app: AssistantApp) -> None:
+    from tui.commands import SLASH_COMMANDS
+
+    async with real_app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "CommandPalette")
+        await pilot.press(*"whole conv")
+        await wait_for(pilot, lambda: "conversation" in str(real_app.screen.query_one("CommandList").get_option_at_index(0).prompt))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "TextViewScreen")
+        from tui.palette import palette_entries
+
+        names = [name for name, _, _ in palette_entries(real_app)]
+        assert all(command.usage in names for command in SLASH_COMMANDS)

@@ -157,8 +157,9 @@ class TestContextPane:
         script = [
             ev.TurnStarted(query="", subtask_id="s1", relevant_files=(str(project / "README.md"),)),
             ev.Warning(code="context_80", message="Context is 85% full (255 of 300 tokens)."),
+            *[step for step in text_reply("Both files are small.")[1:-1] if not isinstance(step, ev.MetricsUpdated)],
             ev.MetricsUpdated(metrics={"turns": 1, "estimated_tokens": 255, "context_window": 300, "tool_calls_this_turn": 0, "max_tool_calls": 10}),
-            *text_reply("Both files are small.")[1:],
+            text_reply("")[-1],
         ]
         app = build(settings, project, script)
 

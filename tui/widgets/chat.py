@@ -158,6 +158,7 @@ class NoteMessage(Static):
         self.body = body
         if title:
             self.border_title = title
+            self.add_class("-titled")
 
 
 class MarkdownNote(Markdown):

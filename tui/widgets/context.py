@@ -31,6 +31,14 @@ class ContextEntry:
     read_only: bool = False
 
 
+class EntryMessage(Message):
+    """A message about one context entry."""
+
+    def __init__(self, entry: ContextEntry) -> None:
+        super().__init__()
+        self.entry = entry
+
+
 class ContextPane(Vertical):
     """Files in context: picked ones solid, suggestions dim; the total against the budget."""
 
@@ -40,25 +48,17 @@ class ContextPane(Vertical):
         Binding("r", "read_only", "Read-only", tooltip="Toggle read-only (aider may read but not edit it); Enter previews", id="context.read_only"),
     ]
 
-    class Dropped(Message):
-        def __init__(self, entry: ContextEntry) -> None:
-            super().__init__()
-            self.entry = entry
+    class Dropped(EntryMessage):
+        """The user dropped a file from the context (or dismissed a suggestion)."""
 
-    class Accepted(Message):
-        def __init__(self, entry: ContextEntry) -> None:
-            super().__init__()
-            self.entry = entry
+    class Accepted(EntryMessage):
+        """The user accepted a suggested file."""
 
-    class ReadOnlyToggled(Message):
-        def __init__(self, entry: ContextEntry) -> None:
-            super().__init__()
-            self.entry = entry
+    class ReadOnlyToggled(EntryMessage):
+        """The user toggled a file's read-only flag."""
 
-    class PreviewRequested(Message):
-        def __init__(self, entry: ContextEntry) -> None:
-            super().__init__()
-            self.entry = entry
+    class PreviewRequested(EntryMessage):
+        """The user asked to see a file."""
 
     def __init__(self, *, budget: int, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -101,6 +101,9 @@ class ContextPane(Vertical):
         if not self.entries:
             text.append("No files yet: @ in the prompt, ctrl+o, or /add <glob>\n", style="dim")
         text.append(f"{picked} file{'s' if picked != 1 else ''} · {format_tokens(total)} / {format_tokens(self.budget)} tokens")
+        suggested = len(self.entries) - picked
+        if suggested:
+            text.append(f"\n{suggested} suggested (○): a accepts", style="dim")
         if self.over_warning:
             text.append(f"\n⚠ {total * 100 // max(1, self.budget)}% of the budget", style="bold")
         self._total.update(text)
