@@ -107,8 +107,17 @@ class AssistantApp(App[None]):
             welcome = f"{self.project_root.name} · {self.provider_label}\nAsk a question and press Enter · / for commands · @ adds a file · f1 for help"
             await self.chat.add(NoteMessage(welcome, kind="info"))
         await sessions.start(self, **self.session_request)
+        self._refresh_metrics()
         self.refresh_context()
         self.load_project_files()
+        self.prewarm_provider()
+
+    @work(thread=True, group="prewarm", exit_on_error=False)
+    def prewarm_provider(self) -> None:
+        """Import the SDK and build the client after the first paint, so the first reply starts at once."""
+        prewarm = getattr(getattr(self.handler, "model_provider", None), "prewarm", None)
+        if prewarm is not None and self.settings.provider_configured:
+            prewarm()
 
     def on_unmount(self) -> None:
         closer = getattr(self.application, "close_session", None)

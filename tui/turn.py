@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DIFF_LINES = 60
-_WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying"}
+_WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying", "session_not_saved": "Session not saved"}
 
 
 class TurnRenderer:
