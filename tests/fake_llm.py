@@ -16,6 +16,10 @@ Scripted items:
 * :class:`StreamError` - an SSE ``error`` event after some text chunks.
 * :class:`Drop` - the connection is closed after some chunks (mid tool-call JSON too).
 * :class:`Stall` - headers (and optionally some chunks) are sent, then silence.
+* :class:`Garbage` - a malformed SSE event (not JSON) in the middle of a reply.
+
+``Reply(split_bytes=N)`` sends the reply's SSE bytes in pieces of ``N`` bytes, so
+multi-byte UTF-8 characters arrive split across reads.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class Reply:
     output_tokens: int | None = None
     omit_done: bool = False
     """OpenAI side: leave out the final ``data: [DONE]``."""
+    split_bytes: int | None = None
+    """Send the SSE stream in pieces of this many bytes (cutting UTF-8 characters), each flushed apart."""
 
 
 @dataclass
@@ -97,7 +103,16 @@ class Stall:
     seconds: float = 30.0
 
 
-Scripted = Reply | HTTPError | StreamError | Drop | Stall
+@dataclass
+class Garbage:
+    """Send ``after_events`` SSE events of ``reply``, then ``line`` (a malformed event), then the rest."""
+
+    reply: Reply
+    after_events: int = 1
+    line: bytes = b"data: {this is not json\n\n"
+
+
+Scripted = Reply | HTTPError | StreamError | Drop | Stall | Garbage
 
 
 @dataclass
@@ -354,7 +369,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.server_fake._stop_event.wait(item.seconds)
             self._abort()
             return
+        if isinstance(item, Garbage):
+            events = list(self._events(api, model, item.reply, body))
+            self._start_sse()
+            for data in events[: item.after_events]:
+                self._write_chunk(data)
+            self._write_chunk(item.line)
+            for data in events[item.after_events :]:
+                self._write_chunk(data)
+            self._end_chunks()
+            return
         assert isinstance(item, Reply)
+        if item.split_bytes:
+            self._send_split(api, model, item, body)
+            return
         self._start_sse()
         delay = 0.0
         if item.tokens_per_second:
@@ -363,6 +391,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_chunk(data)
             if delay and b"delta" in data:
                 time.sleep(delay)
+        self._end_chunks()
+
+    def _send_split(self, api: str, model: str, reply: Reply, body: dict[str, Any]) -> None:
+        """The reply's SSE bytes in ``split_bytes`` pieces, each its own flushed HTTP chunk.
+
+        The client's HTTP parser hands each chunk on separately, so the SDK's SSE decoder
+        sees multi-byte characters cut in two.
+        """
+        data = b"".join(self._events(api, model, reply, body))
+        size = max(1, reply.split_bytes or 1)
+        self._start_sse()
+        for start in range(0, len(data), size):
+            self._write_chunk(data[start : start + size])
         self._end_chunks()
 
     def _send_error(self, api: str, item: HTTPError) -> None:

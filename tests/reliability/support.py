@@ -179,6 +179,39 @@ def settings_for(kind: str, fake: FakeLLM, root: Path, **overrides: Any) -> Sett
     return Settings(**values)
 
 
+RECORD_SPEC = {
+    "name": "record",
+    "description": "Record a value.",
+    "input_schema": {"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]},
+}
+
+
+@dataclass
+class Engine:
+    """A PassthroughHandler on a real provider (canary key) and the calls its ``record`` tool saw."""
+
+    handler: Any
+    recorded: list[str]
+
+
+def make_engine(kind: str, fake: FakeLLM, root: Path, **overrides: Any) -> Engine:
+    """The handler as ``tests/core`` builds it, but with the canary API key and a ``record`` tool."""
+    from core.handlers.passthrough import PassthroughHandler
+    from core.providers import create_provider
+
+    settings = settings_for(kind, fake, root, **overrides)
+    handler = PassthroughHandler(None, None, create_provider(settings), settings)
+    handler.retry_base_delay = 0.01
+    recorded: list[str] = []
+
+    def record(params: dict[str, Any]) -> str:
+        recorded.append(params["value"])
+        return f"recorded {len(params['value'])} characters"
+
+    handler.register_tool(RECORD_SPEC, record)
+    return Engine(handler, recorded)
+
+
 def make_application(kind: str, fake: FakeLLM, root: Path, *, record: bool = True, **overrides: Any) -> Any:
     """The real Application (every tool registered as in the app), recording a session transcript."""
     from core.app import Application
