@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 import io as _stdio
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -40,6 +42,10 @@ MAX_DIFF_IN_CONTENT = 20_000
 """Diff characters put in a result's content (the full diff stays in metadata)."""
 
 _OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "chatgpt-")
+_ENV_NAMES = {
+    "openai": (("OPENAI_API_BASE", "OPENAI_BASE_URL"), "OPENAI_API_KEY"),
+    "anthropic": (("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"), "ANTHROPIC_API_KEY"),
+}
 _FILE_QUESTIONS = ("Create new file?", "Allow edits to file that has not been added to the chat?")
 
 
@@ -66,32 +72,17 @@ class AiderEndpoint:
 
     def litellm_params(self) -> dict[str, str]:
         """Extra ``litellm.completion`` parameters for aider's ``Model.extra_params``."""
-        params = {}
-        if self.api_base:
-            params["api_base"] = self.api_base
-        if self.api_key:
-            params["api_key"] = self.api_key
-        return params
+        return {name: value for name, value in (("api_base", self.api_base), ("api_key", self.api_key)) if value}
 
     def environment(self) -> dict[str, str]:
         """Environment variables aider's CLI reads for this endpoint."""
-        env: dict[str, str] = {}
-        if self.provider == "openai":
-            if self.api_base:
-                env["OPENAI_API_BASE"] = env["OPENAI_BASE_URL"] = self.api_base
-            if self.api_key:
-                env["OPENAI_API_KEY"] = self.api_key
-        elif self.provider == "anthropic":
-            if self.api_base:
-                env["ANTHROPIC_BASE_URL"] = env["ANTHROPIC_API_BASE"] = self.api_base
-            if self.api_key:
-                env["ANTHROPIC_API_KEY"] = self.api_key
-        elif self.provider:
-            prefix = self.provider.upper().replace("-", "_")
-            for suffix in ("API_KEY", "API_BASE", "BASE_URL"):
-                if (value := os.environ.get(f"{prefix}_{suffix}")) is not None:
-                    env[f"{prefix}_{suffix}"] = value
-        return env
+        if self.provider in _ENV_NAMES:
+            bases, key = _ENV_NAMES[self.provider]
+            env = {name: self.api_base for name in bases if self.api_base}
+            return env | ({key: self.api_key} if self.api_key else {})
+        prefix = self.provider.upper().replace("-", "_")  # e.g. gemini/...: pass GEMINI_API_KEY through
+        names = [f"{prefix}_{suffix}" for suffix in ("API_KEY", "API_BASE", "BASE_URL")] if prefix else []
+        return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def aider_model_name(settings: Settings) -> str:
@@ -99,6 +90,18 @@ def aider_model_name(settings: Settings) -> str:
     if settings.aider_model:
         return settings.aider_model
     return f"{settings.provider}/{settings.model_name}"
+
+
+def preferred_model_name(model_name: str) -> str:
+    """``anthropic/claude-x`` as aider's bare ``claude-x`` when only that has aider settings (edit format,
+    weak model, output limit); anything else unchanged. Imports ``aider.models`` (not litellm)."""
+    from aider.models import MODEL_SETTINGS
+
+    provider, _, bare = model_name.partition("/")
+    names = {ms.name for ms in MODEL_SETTINGS}
+    if provider == "anthropic" and bare in names and model_name not in names:
+        return bare
+    return model_name
 
 
 def aider_endpoint(settings: Settings, model_name: str) -> AiderEndpoint:
@@ -210,6 +213,7 @@ def prepare_aider() -> None:
         _prepared = True
 
 
+@functools.cache
 def _capturing_io_class() -> type:
     """An aider ``InputOutput`` that writes to a buffer and answers questions by policy."""
     from aider.io import InputOutput
@@ -302,6 +306,7 @@ class AiderBridge:
 
     @property
     def model_name(self) -> str:
+        """aider's model as configured (see :func:`aider_model_name`)."""
         return aider_model_name(self.settings)
 
     @property
@@ -379,7 +384,7 @@ class AiderBridge:
         from aider.models import Model
         from aider.repo import GitRepo
 
-        model = Model(self.model_name)
+        model = Model(preferred_model_name(self.model_name))
         params = self.endpoint.litellm_params()
         for each in {id(m): m for m in (model, model.weak_model, model.editor_model) if m is not None}.values():
             each.extra_params = {**(each.extra_params or {}), **params}
@@ -413,7 +418,7 @@ class AiderBridge:
 
     def interactive_command(self, query: str, files: Sequence[Path]) -> list[str]:
         """The command line of an interactive aider session seeded with ``query``."""
-        command = [sys.executable, "-c", _LAUNCHER, query, "--model", self.model_name]
+        command = [sys.executable, "-c", _LAUNCHER, query, "--model", preferred_model_name(self.model_name)]
         command += ["--no-analytics", "--no-check-update", "--no-show-release-notes"]
         command += ["--auto-commits" if self.settings.aider_auto_commit else "--no-auto-commits"]
         if self.edit_format:
@@ -458,6 +463,8 @@ class AiderBridge:
         command = self.interactive_command(query, files)
         env = child_environment(self.endpoint, self.settings.secrets())
         log.info("starting interactive aider on %d file(s)", len(files))
+        terminal = stdin if isinstance(stdin, int) and stdin >= 0 else 0
+        foreground = _foreground(terminal)
         try:
             code = subprocess.run(
                 command, cwd=self.project_root, env=env, stdin=stdin, stdout=stdout, stderr=stderr, check=False
@@ -466,11 +473,14 @@ class AiderBridge:
             return error_result(f"could not start aider: {exc}")
         except KeyboardInterrupt:
             code = 130
+        finally:
+            if foreground:
+                _take_foreground(terminal)
         edited, diff = diff_snapshots(before, self.project_root)
         others = sorted(set(_git_status(self.project_root)) - set(status_before) - set(edited))
         meta = {"edited_files": edited, "diff": diff, "other_changed_files": others, "exit_code": code}
         if edited or others:
-            text = _summarise(edited, diff, "the aider session") if edited else "the aider session"
+            text = _summarise(edited, diff, "the aider session") if edited else "the aider session left the given files alone."
             if others:
                 text += f"\nOther files changed during the session: {', '.join(others)}"
             return ok_result(text, **meta)
@@ -484,6 +494,28 @@ def _is_terminal(fd: int) -> bool:
         return os.isatty(fd)
     except OSError:
         return False
+
+
+def _foreground(fd: int) -> bool:
+    """True when this process's group owns the terminal on ``fd`` (aider will take it over)."""
+    try:
+        return os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False
+
+
+def _take_foreground(fd: int) -> None:
+    """Make this process group the terminal's foreground again once aider has exited.
+
+    SIGTTOU is blocked in this thread meanwhile: a background group may then set the foreground.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+    try:
+        os.tcsetpgrp(fd, os.getpgrp())
+    except OSError as exc:
+        log.warning("could not take the terminal back from aider: %s", exc)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _git_status(root: Path) -> list[str]:
@@ -500,7 +532,15 @@ def _git_status(root: Path) -> list[str]:
 
 # Runs in the child: aider's own CLI, whose first prompt is answered with the query.
 _LAUNCHER = """\
-import os, sys
+import os, signal, sys
+try:  # own process group in the terminal's foreground: Ctrl-C reaches aider, not the app
+    if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        os.tcsetpgrp(0, os.getpgrp())
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+except OSError:
+    pass
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 from aider import models
 from aider.io import InputOutput

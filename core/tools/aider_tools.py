@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
 from core.tools.secrets import is_secret_path
@@ -247,30 +247,27 @@ def register_aider_tools(
         True when both tools were registered.
     """
 
-    async def automatic(params: dict[str, Any]) -> TaskResult:
-        prompt = str(params.get("prompt") or "").strip()
-        if not prompt:
-            return error_result("aiderAutomatic needs a `prompt` describing the change")
-        try:
-            files = await choose_files(handler, prompt, _explicit(params))
-        except AiderError as exc:
-            return error_result(f"aiderAutomatic: {exc}")
-        result = await bridge.execute_automatic_task(prompt, files)
-        result.setdefault("metadata", {})["file_context"] = files
-        return result
+    def executor(spec: dict[str, Any], field: str, run: Callable[[str, list[str]], Awaitable[TaskResult]]) -> Any:
+        name = spec["name"]
 
-    async def interactive(params: dict[str, Any]) -> TaskResult:
-        query = str(params.get("query") or "").strip()
-        if not query:
-            return error_result("aiderInteractive needs a `query`")
-        try:
-            files = await choose_files(handler, query, _explicit(params))
-        except AiderError as exc:
-            return error_result(f"aiderInteractive: {exc}")
-        result = await bridge.run_interactive(query, files, runner=run_interactive)
-        result.setdefault("metadata", {})["file_context"] = files
-        return result
+        async def execute(params: dict[str, Any]) -> TaskResult:
+            instruction = str(params.get(field) or "").strip()
+            if not instruction:
+                return error_result(f"{name} needs a `{field}`")
+            try:
+                files = await choose_files(handler, instruction, _explicit(params))
+            except AiderError as exc:
+                return error_result(f"{name}: {exc}")
+            result = await run(instruction, files)
+            result.setdefault("metadata", {})["file_context"] = files
+            return result
 
+        return execute
+
+    def interactive(query: str, files: list[str]) -> Awaitable[TaskResult]:
+        return bridge.run_interactive(query, files, runner=run_interactive)
+
+    automatic = executor(AIDER_AUTOMATIC_SPEC, "prompt", bridge.execute_automatic_task)
     ok_automatic = handler.register_tool(AIDER_AUTOMATIC_SPEC, automatic)
-    ok_interactive = handler.register_tool(AIDER_INTERACTIVE_SPEC, interactive)
+    ok_interactive = handler.register_tool(AIDER_INTERACTIVE_SPEC, executor(AIDER_INTERACTIVE_SPEC, "query", interactive))
     return bool(ok_automatic and ok_interactive)

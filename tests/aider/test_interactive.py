@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
+import signal
 import sys
 import threading
 import time
@@ -13,19 +15,32 @@ from core.config import Settings
 from core.tools.aider_bridge import AiderBridge
 from core.types import TaskResult, is_error
 from tests.aider.conftest import whole_file_edit
-from tests.fake_llm import FakeLLM, Reply
+from tests.fake_llm import FakeLLM, Reply, Request
 
 TYPED = "def add(a: int, b: int) -> int:\n    return a + b\n"
 
 
-class Terminal:
-    """A pseudo-terminal that answers like a patient user: Enter on questions, /exit once aider has edited."""
+DRIVER = """
+import json, sys
+from core.config import Settings
+from core.tools.aider_bridge import AiderBridge
+settings, out = json.loads(sys.argv[1]), sys.argv[2]
+bridge = AiderBridge(Settings(**settings))
+result = bridge.start_interactive_session("Add type hints", ["calc.py"])  # the inherited terminal
+open(out, "w").write(json.dumps(result))
+"""
 
-    def __init__(self, exit_after: bytes = b"Applied edit") -> None:
-        self.master, self.slave = pty.openpty()
+
+class Terminal:
+    """A process whose controlling terminal is a pseudo-terminal, and a patient user typing into it."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self.pid, self.master = pty.fork()
+        if self.pid == 0:  # the child: the pty is its controlling terminal and stdio
+            os.chdir(cwd)
+            os.execv(argv[0], argv)
         self.output = bytearray()
-        self.exit_after = exit_after
-        self._exited = False
+        self.typed: list[bytes] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -39,18 +54,38 @@ class Terminal:
                 return
             self.output.extend(data)
             if b"\x1b[6n" in data:  # prompt_toolkit asks where the cursor is
-                os.write(self.master, b"\x1b[1;1R")
+                self.type(b"\x1b[1;1R")
             if b"[Yes]:" in data:  # aider's yes/no questions: take the default
-                os.write(self.master, b"\r")
-            if not self._exited and self.exit_after in self.output:
-                self._exited = True
-                threading.Timer(0.3, os.write, (self.master, b"/exit\r")).start()
+                self.type(b"\r")
 
-    def close(self) -> str:
-        os.close(self.slave)
+    def type(self, keys: bytes) -> None:
+        self.typed.append(keys)
+        os.write(self.master, keys)
+
+    def wait_for(self, text: bytes, timeout: float = 60, since: int = 0) -> int:
+        """Wait until ``text`` appears after offset ``since``; returns the offset just past it."""
+        deadline = time.monotonic() + timeout
+        while (found := self.output.find(text, since)) < 0:
+            assert time.monotonic() < deadline, f"never saw {text!r}; screen: {self.screen[-1500:]}"
+            time.sleep(0.05)
+        return found + len(text)
+
+    @property
+    def screen(self) -> str:
+        return self.output.decode(errors="replace")
+
+    def close(self, timeout: float = 20) -> int:
+        deadline = time.monotonic() + timeout
+        while (done := os.waitpid(self.pid, os.WNOHANG))[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)  # its aider child dies with the terminal
+                done = os.waitpid(self.pid, 0)
+                break
+            time.sleep(0.05)
+        status = done[1]
         self._reader.join(timeout=5)
         os.close(self.master)
-        return self.output.decode(errors="replace")
+        return os.waitstatus_to_exitcode(status)
 
 
 def test_command_line_runs_aiders_cli_with_the_model_files_and_query(aider_settings: Settings, git_repo: Path) -> None:
@@ -72,28 +107,44 @@ def test_refuses_files_outside_the_project_without_starting_aider(aider_settings
     assert is_error(result) and "outside the project" in result["content"]
 
 
-def test_real_session_in_a_pseudo_terminal_sends_the_query_and_reports_the_edit(
-    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM
+def test_real_session_in_a_terminal_survives_ctrl_c_and_reports_the_edit(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    fake_llm.script(Reply(text=whole_file_edit("calc.py", TYPED)))
-    terminal = Terminal()
+    def model(request: Request) -> Reply:
+        if len(fake_llm.requests) == 1:
+            time.sleep(3)  # the user presses Ctrl-C while aider waits for this one
+        return Reply(text=whole_file_edit("calc.py", TYPED))
+
+    fake_llm.responder = model
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in aider_settings.__dict__.items()}
+    out = tmp_path / "result.json"
     started = time.perf_counter()
+    terminal = Terminal([sys.executable, "-c", DRIVER, json.dumps(settings), str(out)], cwd=Path.cwd())
     try:
-        result: TaskResult = AiderBridge(aider_settings).start_interactive_session(
-            "Add type hints", ["calc.py"], stdin=terminal.slave, stdout=terminal.slave, stderr=terminal.slave
-        )
+        terminal.wait_for(b"Add type hints")  # the query went in as aider's first message
+        deadline = time.monotonic() + 60
+        while not fake_llm.requests:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)
+        terminal.type(b"\x03")  # SIGINT: must reach aider only, not the process that started it
+        interrupted = terminal.wait_for(b"^C again to exit")  # aider's own reaction to Ctrl-C
+        terminal.wait_for(b"> ", since=interrupted)
+        terminal.type(b"Add type hints\r")
+        terminal.wait_for(b"Applied edit to calc.py")
+        terminal.type(b"/exit\r")
     finally:
-        screen = terminal.close()
+        code = terminal.close()
     elapsed = time.perf_counter() - started
-    assert result["status"] == "success", (result, screen[-2000:])
+    assert code == 0, terminal.screen[-2000:]
+    result: TaskResult = json.loads(out.read_text())
+    assert result["status"] == "success", result
     assert (git_repo / "calc.py").read_text() == TYPED
     assert result["metadata"]["edited_files"] == ["calc.py"]
     assert "+def add(a: int, b: int) -> int:" in result["metadata"]["diff"]
-    assert "Add type hints" in screen and "Applied edit to calc.py" in screen
-    # the query was aider's first message, sent to the configured endpoint
-    assert fake_llm.requests and "Add type hints" in fake_llm.requests[0].last_user_text()
+    assert len(fake_llm.requests) == 2 and "Add type hints" in fake_llm.requests[0].last_user_text()
     assert fake_llm.requests[0].headers.get("authorization") == "Bearer sk-test-not-a-real-key"
     # aider's first-run question (add .aider* to .gitignore?) was answered with Enter: reported too
     assert result["metadata"]["other_changed_files"] == [".gitignore"]
     assert "Other files changed during the session: .gitignore" in result["content"]
-    print(f"interactive session (start, one edit, exit): {elapsed:.1f}s")
+    print(f"interactive session (start, ^C, one edit, exit): {elapsed:.1f}s")

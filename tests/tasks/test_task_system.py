@@ -81,7 +81,8 @@ async def test_subtask_continuations_are_followed_and_bounded() -> None:
     assert result["content"] == "done: a.." and seen == ["a", "a.", "a.."]
     assert (await tasks.follow_continuation({"status": "success", "content": "plain"}))["content"] == "plain"
 
-    tasks.register_executor("util:echo", lambda inputs: {"status": "CONTINUATION", "content": "", "notes": {"subtask_request": {"template": "util:echo", "inputs": {"text": "x"}}}})
+    again = {"template": "util:echo", "inputs": {"text": "x"}}
+    tasks.register_executor("util:echo", lambda inputs: {"status": "CONTINUATION", "content": "", "notes": {"subtask_request": again}})
     looping = await tasks.execute_subtask({"template": "util:echo", "inputs": {"text": "x"}})
     assert looping["status"] == "failed" and "Gave up after 5 chained subtasks" in looping["content"]
     invalid = await tasks.execute_subtask({"template": "nope"})
@@ -149,7 +150,8 @@ def test_headless_task_command_edits_through_the_cli(git_repo: Path, fake_llm: F
     assert "+def add(a: int, b: int) -> int:" in done.stdout
     assert (git_repo / "calc.py").read_text() == TYPED
     assert len(fake_llm.requests) == 1 and only_aider_asked(fake_llm)
-    bad = subprocess.run([*command[:-1], "/task aider:automatic prompt=x file_context=['/etc/passwd']"], cwd=git_repo, env=env, capture_output=True, text=True, timeout=120)
+    outside = "/task aider:automatic prompt=x file_context=['/etc/passwd']"
+    bad = subprocess.run([*command[:-1], outside], cwd=git_repo, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "outside the project root" in bad.stderr and "Traceback" not in bad.stderr
     assert len(fake_llm.requests) == 1
 
