@@ -298,19 +298,9 @@ class AssistantApp(App[None]):
         else:
             self.context_pane.query_one("#context-files").focus()
 
-    def transcript_markdown(self) -> str:
-        """The whole conversation as Markdown (what /export writes), pruned messages included."""
-        history = getattr(self.handler, "conversation_history", None)
-        if history:
-            from core.sessions import render_markdown
-
-            return render_markdown(list(history))
-        lines = [f"**{entry['role']}**: {entry['content']}" for entry in self.transcript]
-        return "\n\n".join(lines) or "(nothing yet)"
-
     def action_transcript(self) -> None:
         """Show the whole conversation in a scrollable view (the chat pane keeps only the newest messages)."""
-        self.push_screen(TextViewScreen("Transcript", self.transcript_markdown(), language="markdown"))
+        self.push_screen(TextViewScreen("Transcript", sessions.transcript_markdown(self), language="markdown"))
 
     async def action_help(self) -> None:
         await self.run_command("/help", "")
@@ -445,23 +435,12 @@ class AssistantApp(App[None]):
             return
         self.push_screen(TextViewScreen(event.entry.display, text))
 
-    def help_sections(self) -> list[tuple[str, list[Binding]]]:
-        """The real bindings, grouped by where they work (for /help)."""
+    def help_renderable(self) -> Any:
+        """``/help``: the real bindings, grouped by where they work, and the commands."""
         from tui.screens.approval import ApprovalScreen as _Approval
 
-        def bindings(cls: type) -> list[Binding]:
-            return [b for b in cls.BINDINGS if isinstance(b, Binding)]
-
-        return [
-            ("anywhere", bindings(AssistantApp)),
-            ("prompt", bindings(PromptInput)),
-            ("trace", bindings(ToolCallView)),
-            ("context", bindings(ContextPane)),
-            ("approval", bindings(_Approval)),
-        ]
-
-    def help_renderable(self) -> Any:
-        return help_renderable(self.help_sections())
+        owners = [("anywhere", AssistantApp), ("prompt", PromptInput), ("trace", ToolCallView), ("context", ContextPane), ("approval", _Approval)]
+        return help_renderable([(where, [b for b in cls.BINDINGS if isinstance(b, Binding)]) for where, cls in owners])
 
 
 def make_app(

@@ -196,3 +196,14 @@ async def export(app: "AssistantApp", target: str) -> None:
         await app.chat.add(NoteMessage(str(exc), kind="error", title="Export failed"))
         return
     await app.chat.add(NoteMessage(f"Exported {len(history)} messages to {written}.", kind="info"))
+
+
+def transcript_markdown(app: "AssistantApp") -> str:
+    """The whole conversation as Markdown (what /export writes), pruned messages included."""
+    history = getattr(app.handler, "conversation_history", None)
+    if history:
+        from core.sessions import render_markdown
+
+        return render_markdown(list(history))
+    lines = [f"**{entry['role']}**: {entry['content']}" for entry in app.transcript]
+    return "\n\n".join(lines) or "(nothing yet)"
