@@ -83,6 +83,8 @@ class BaseHandler:
         self.conversation_history: list[Message] = []
         self.data_context: DataContext | None = None
         self.pinned_files: list[str] = []
+        self.read_only_files: list[str] = []
+        """Picked files the user marked read-only: aider may read them, not edit them."""
         self.approve: Approver | None = None
         self.base_system_prompt = self.config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
         # metrics
