@@ -6,7 +6,6 @@ The app is built by ``make_app`` exactly as the CLI builds it; its provider talk
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -196,35 +195,18 @@ I suggest adding a check before anything else. **Shall I?**
 """
 
 
-async def test_stream_keeps_the_event_loop_responsive(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
-    """A fast reply (about 1,600 tokens, unpaced, 4-token deltas) streams while a ticker measures event-loop stalls."""
+async def test_a_fast_stream_arrives_whole(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
+    """An unpaced reply (about 1,600 tokens in small deltas) is rendered in full and in order.
+
+    How smoothly it streams is measured by the benchmark suite (keys under load, history scaling),
+    not asserted here.
+    """
     text = REPLY * 20
     fake_llm.script(Reply(text=text, chunk=16))
-    gaps: list[float] = []
-
-    async def ticker() -> None:
-        last = time.perf_counter()
-        while True:
-            await asyncio.sleep(0.005)
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-
     async with real_app.run_test(size=SIZE) as pilot:
-        task = asyncio.create_task(ticker())
-        started = time.perf_counter()
         await send(pilot, "stream a lot")
         await finish_turn(pilot)
-        elapsed = time.perf_counter() - started
-        task.cancel()
         assert widgets(real_app, AssistantMessage)[-1].text == text
-        gaps.sort()
-        print(
-            f"\nstreamed {len(text)} chars (~{len(text) // 4} tokens) in {elapsed:.2f}s "
-            f"(~{len(text) / 4 / elapsed:.0f} tokens/s); loop stalls p50 {gaps[len(gaps) // 2] * 1000:.0f} ms, "
-            f"p99 {gaps[int(len(gaps) * 0.99)] * 1000:.0f} ms, max {gaps[-1] * 1000:.0f} ms"
-        )
-        assert gaps[len(gaps) // 2] < 0.1
 
 
 async def test_palette_offers_the_actions_and_commands(real_app: AssistantApp) -> None:
