@@ -19,8 +19,6 @@ import functools
 import io as _stdio
 import logging
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from core.config import Settings
+from core.tools.aider_session import LAUNCHER, git_status, is_terminal, run_in_terminal
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
 from core.tools.secrets import scrubbed_env
 from core.types import TaskResult, error_result, ok_result
@@ -53,8 +52,8 @@ class AiderError(Exception):
     """A request aider cannot run; the message says what to fix."""
 
 
-class AiderCancelled(Exception):
-    """Raised inside aider's thread once the task is cancelled, to stop it early."""
+class AiderStopped(Exception):
+    """Raised inside aider's thread to end its run: the task was cancelled, or retries ran out."""
 
 
 async def run_in_thread(fn: Callable[[], TaskResult]) -> TaskResult:
@@ -220,8 +219,10 @@ def _capturing_io_class() -> type:
     from rich.console import Console
 
     class CapturingIO(InputOutput):  # type: ignore[misc, valid-type]
-        def __init__(self, project_root: Path, cancelled: threading.Event) -> None:
+        def __init__(self, project_root: Path, cancelled: threading.Event, max_retries: int) -> None:
             self.buffer = _stdio.StringIO()
+            self.max_retries = max_retries
+            self.retries = 0
             self._console = Console(file=self.buffer, force_terminal=False, no_color=True, width=120)
             self.errors: list[str] = []
             self.originals: dict[Path, str | None] = {}
@@ -239,7 +240,7 @@ def _capturing_io_class() -> type:
 
         def _check_cancelled(self) -> None:
             if self.cancelled.is_set():
-                raise AiderCancelled("the task was cancelled")
+                raise AiderStopped("the task was cancelled")
 
         def print(self, message: str = "") -> None:
             self.console.print(message)
@@ -252,6 +253,10 @@ def _capturing_io_class() -> type:
 
         def tool_output(self, *messages: Any, **kwargs: Any) -> None:
             self._check_cancelled()  # also ends aider's retry back-off early
+            if messages and str(messages[0]).startswith("Retrying in"):
+                self.retries += 1  # aider alone would back off for about a minute
+                if self.retries > self.max_retries:
+                    raise AiderStopped(f"gave up after {self.max_retries} retries")
             super().tool_output(*messages, **kwargs)
 
         def tool_warning(self, message: str = "", strip: bool = True) -> None:
@@ -320,6 +325,20 @@ class AiderBridge:
             seen.setdefault(resolve_in_project(raw, self.project_root), None)
         return list(seen)
 
+    def warm_up(self) -> threading.Thread:
+        """Import aider and litellm in a background thread so the first edit does not wait ~2 s for them."""
+
+        def load() -> None:
+            try:
+                prepare_aider()
+                import aider.coders  # noqa: F401
+            except Exception:  # noqa: BLE001 - the first real use reports the problem
+                log.exception("warming up aider failed")
+
+        thread = threading.Thread(target=load, name="aider-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     # -- automatic -------------------------------------------------------------
 
     async def execute_automatic_task(self, prompt: str, file_paths: Sequence[str]) -> TaskResult:
@@ -353,6 +372,8 @@ class AiderBridge:
                 return error_result(f"aider could not start: {exc}", model=self.model_name)
             try:
                 coder.run(with_message=prompt, preproc=False)
+            except AiderStopped as exc:
+                io.errors.append(str(exc))
             except Exception as exc:  # noqa: BLE001
                 log.exception("aider failed")
                 io.errors.append(f"{type(exc).__name__}: {exc}")
@@ -385,10 +406,10 @@ class AiderBridge:
         from aider.repo import GitRepo
 
         model = Model(preferred_model_name(self.model_name))
-        params = self.endpoint.litellm_params()
+        params = {**self.endpoint.litellm_params(), "max_retries": 0}  # aider retries, counted by our IO
         for each in {id(m): m for m in (model, model.weak_model, model.editor_model) if m is not None}.values():
             each.extra_params = {**(each.extra_params or {}), **params}
-        io = _capturing_io_class()(self.project_root, cancelled)
+        io = _capturing_io_class()(self.project_root, cancelled, self.settings.max_retries)
         fnames = [str(path) for path in files]
         try:
             repo = GitRepo(io, fnames, str(self.project_root), models=model.commit_message_models())
@@ -418,7 +439,7 @@ class AiderBridge:
 
     def interactive_command(self, query: str, files: Sequence[Path]) -> list[str]:
         """The command line of an interactive aider session seeded with ``query``."""
-        command = [sys.executable, "-c", _LAUNCHER, query, "--model", preferred_model_name(self.model_name)]
+        command = [sys.executable, "-c", LAUNCHER, query, "--model", preferred_model_name(self.model_name)]
         command += ["--no-analytics", "--no-check-update", "--no-show-release-notes"]
         command += ["--auto-commits" if self.settings.aider_auto_commit else "--no-auto-commits"]
         if self.edit_format:
@@ -454,30 +475,21 @@ class AiderBridge:
             files = self.resolve_files(file_paths)
         except AiderError as exc:
             return error_result(f"aider cannot edit that: {exc}")
-        if stdin is None and not _is_terminal(0):
+        if stdin is None and not is_terminal(0):
             return error_result(
                 "interactive aider needs a terminal; use aiderAutomatic (or /task aider:automatic) instead"
             )
         before = {path: read_snapshot(path) for path in files}
-        status_before = _git_status(self.project_root)
+        status_before = git_status(self.project_root)
         command = self.interactive_command(query, files)
         env = child_environment(self.endpoint, self.settings.secrets())
         log.info("starting interactive aider on %d file(s)", len(files))
-        terminal = stdin if isinstance(stdin, int) and stdin >= 0 else 0
-        foreground = _foreground(terminal)
         try:
-            code = subprocess.run(
-                command, cwd=self.project_root, env=env, stdin=stdin, stdout=stdout, stderr=stderr, check=False
-            ).returncode
+            code = run_in_terminal(command, self.project_root, env, stdin=stdin, stdout=stdout, stderr=stderr)
         except OSError as exc:
             return error_result(f"could not start aider: {exc}")
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            if foreground:
-                _take_foreground(terminal)
         edited, diff = diff_snapshots(before, self.project_root)
-        others = sorted(set(_git_status(self.project_root)) - set(status_before) - set(edited))
+        others = sorted(set(git_status(self.project_root)) - set(status_before) - set(edited))
         meta = {"edited_files": edited, "diff": diff, "other_changed_files": others, "exit_code": code}
         if edited or others:
             text = _summarise(edited, diff, "the aider session") if edited else "the aider session left the given files alone."
@@ -487,78 +499,3 @@ class AiderBridge:
         if code not in (0, 130):
             return error_result(f"aider exited with status {code} and changed nothing", **meta)
         return ok_result("the aider session ended without changing any files", **meta)
-
-
-def _is_terminal(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False
-
-
-def _foreground(fd: int) -> bool:
-    """True when this process's group owns the terminal on ``fd`` (aider will take it over)."""
-    try:
-        return os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp()
-    except OSError:
-        return False
-
-
-def _take_foreground(fd: int) -> None:
-    """Make this process group the terminal's foreground again once aider has exited.
-
-    SIGTTOU is blocked in this thread meanwhile: a background group may then set the foreground.
-    """
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
-    try:
-        os.tcsetpgrp(fd, os.getpgrp())
-    except OSError as exc:
-        log.warning("could not take the terminal back from aider: %s", exc)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _git_status(root: Path) -> list[str]:
-    """Porcelain status lines (status and path), or [] outside git."""
-    try:
-        out = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=all"],
-            cwd=root, capture_output=True, text=True, timeout=10, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line[3:] for line in out.stdout.splitlines() if len(line) > 3] if out.returncode == 0 else []
-
-
-# Runs in the child: aider's own CLI, whose first prompt is answered with the query.
-_LAUNCHER = """\
-import os, signal, sys
-try:  # own process group in the terminal's foreground: Ctrl-C reaches aider, not the app
-    if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
-        os.setpgid(0, 0)
-        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-        os.tcsetpgrp(0, os.getpgrp())
-        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-except OSError:
-    pass
-os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-from aider import models
-from aider.io import InputOutput
-from aider.llm import litellm
-from aider.main import main
-if not models.model_info_manager.content:
-    models.model_info_manager.content = dict(litellm.model_cost)
-models.model_info_manager._cache_loaded = True
-seed, argv = sys.argv[1], sys.argv[2:]
-ask = InputOutput.get_input
-def first_input(self, *args, **kwargs):
-    InputOutput.get_input = ask
-    if not seed.strip():
-        return ask(self, *args, **kwargs)
-    self.rule()
-    self.user_input(seed, log_only=False)
-    self.add_to_input_history(seed)
-    return seed
-InputOutput.get_input = first_input
-sys.exit(main(argv))
-"""

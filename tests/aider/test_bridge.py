@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from pathlib import Path
 
@@ -54,8 +55,8 @@ async def test_automatic_task_edits_the_file_and_returns_the_diff(
     # nothing reached the real terminal: the TUI owns it
     out, err = capfd.readouterr()
     assert out == "" and err == ""
-    # not committed: auto-commit is off by default
-    assert "calc.py" in git(git_repo, "status", "--porcelain")
+    # not committed (auto-commit is off by default), and aider left nothing else behind (no history, no tag cache)
+    assert git(git_repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == " M calc.py\n"
     print(f"automatic round trip (first, with imports): {elapsed:.2f}s")
 
 
@@ -93,13 +94,31 @@ async def test_reply_without_edits_changes_nothing_and_says_so(
 
 
 async def test_endpoint_error_is_reported_and_nothing_changes(
-    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, capfd: pytest.CaptureFixture[str]
 ) -> None:
     fake_llm.script(HTTPError(401, "invalid api key"))
     result = await AiderBridge(aider_settings).execute_automatic_task("Add type hints", ["calc.py"])
     assert is_error(result)
     assert "aider made no changes" in result["content"]
     assert "invalid api key" in result["content"].lower() or "auth" in result["content"].lower()
+    assert (git_repo / "calc.py").read_text() == CALC
+    assert capfd.readouterr() == ("", "")  # litellm's error chatter stayed off the terminal
+
+
+async def test_unreachable_endpoint_fails_after_the_configured_retries(git_repo: Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = Settings(
+        provider="openai", model="fake-model", openai_base_url=f"http://127.0.0.1:{port}/v1", project_root=git_repo, max_retries=1
+    )
+    bridge = AiderBridge(settings)
+    await asyncio.to_thread(bridge.warm_up().join)
+    started = time.perf_counter()
+    result = await bridge.execute_automatic_task("Add type hints", ["calc.py"])
+    assert is_error(result)
+    assert "gave up after 1 retries" in result["content"] and "down or overloaded" in result["content"]
+    assert time.perf_counter() - started < 10  # aider alone backs off for about a minute
     assert (git_repo / "calc.py").read_text() == CALC
 
 

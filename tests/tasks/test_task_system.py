@@ -156,10 +156,18 @@ def test_headless_task_command_edits_through_the_cli(git_repo: Path, fake_llm: F
     assert len(fake_llm.requests) == 1
 
 
-def test_importing_the_task_system_does_not_import_aider() -> None:
-    code = "import sys, core.tasks, core.tools.aider_tools; print('aider' in sys.modules, 'litellm' in sys.modules)"
+def test_aider_is_imported_on_first_use_or_warm_up_only(tmp_path: Path) -> None:
+    code = (
+        "import sys, core.app, core.tasks, core.tools.aider_tools\n"
+        "print('aider' in sys.modules, 'litellm' in sys.modules)\n"
+        "from core.config import Settings\n"
+        "from core.tools.aider_bridge import AiderBridge\n"
+        f"AiderBridge(Settings(project_root={str(tmp_path)!r})).warm_up().join()\n"
+        "print('aider.coders' in sys.modules, 'litellm' in sys.modules)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[2])
-    assert done.stdout.split() == ["False", "False"], done.stderr
+    assert done.stdout.split() == ["False", "False", "True", "True"], done.stderr
+    assert done.stderr == ""  # no download attempt reported, nothing printed
 
 
 async def test_concurrent_aider_tasks_run_one_at_a_time(aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM) -> None:

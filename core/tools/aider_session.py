@@ -1,0 +1,115 @@
+"""Interactive aider sessions in the user's terminal: aider's own CLI in a child process.
+
+The child (:data:`LAUNCHER`) runs ``aider.main.main`` with aider's normal arguments,
+answers aider's first prompt with the query, and puts itself in the terminal's
+foreground process group so Ctrl-C reaches aider rather than the app that started it;
+:func:`run_in_terminal` takes the foreground back when aider exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any, Sequence
+
+from core.tools.secrets import scrubbed_env
+
+log = logging.getLogger(__name__)
+
+
+def run_in_terminal(
+    command: Sequence[str], cwd: Path, env: dict[str, str], *, stdin: Any = None, stdout: Any = None, stderr: Any = None
+) -> int:
+    """Run ``command`` on the terminal (inherited unless streams are given); its exit status.
+
+    Raises:
+        OSError: the command could not be started.
+    """
+    terminal = stdin if isinstance(stdin, int) and stdin >= 0 else 0
+    foreground = _foreground(terminal)
+    try:
+        return subprocess.run(command, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, check=False).returncode
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if foreground:
+            _take_foreground(terminal)
+
+
+def is_terminal(fd: int) -> bool:
+    """True when ``fd`` is a terminal."""
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _foreground(fd: int) -> bool:
+    """True when this process's group owns the terminal on ``fd`` (aider will take it over)."""
+    try:
+        return os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False
+
+
+def _take_foreground(fd: int) -> None:
+    """Make this process group the terminal's foreground again once aider has exited.
+
+    SIGTTOU is blocked in this thread meanwhile: a background group may then set the foreground.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+    try:
+        os.tcsetpgrp(fd, os.getpgrp())
+    except OSError as exc:
+        log.warning("could not take the terminal back from aider: %s", exc)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def git_status(root: Path) -> list[str]:
+    """Paths ``git status`` reports as changed or untracked (porcelain form), or [] outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=root, env=scrubbed_env(), capture_output=True, text=True, timeout=10, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line[3:] for line in out.stdout.splitlines() if len(line) > 3] if out.returncode == 0 else []
+
+
+# Runs in the child: aider's own CLI, whose first prompt is answered with the query.
+LAUNCHER = """\
+import os, signal, sys
+try:  # own process group in the terminal's foreground: Ctrl-C reaches aider, not the app
+    if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        os.tcsetpgrp(0, os.getpgrp())
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+except OSError:
+    pass
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+from aider import models
+from aider.io import InputOutput
+from aider.llm import litellm
+from aider.main import main
+if not models.model_info_manager.content:
+    models.model_info_manager.content = dict(litellm.model_cost)
+models.model_info_manager._cache_loaded = True
+seed, argv = sys.argv[1], sys.argv[2:]
+ask = InputOutput.get_input
+def first_input(self, *args, **kwargs):
+    InputOutput.get_input = ask
+    if not seed.strip():
+        return ask(self, *args, **kwargs)
+    self.rule()
+    self.user_input(seed, log_only=False)
+    self.add_to_input_history(seed)
+    return seed
+InputOutput.get_input = first_input
+sys.exit(main(argv))
+"""
