@@ -218,3 +218,16 @@ def test_unified_diff_marks_new_files_and_missing_newlines() -> None:
     assert unified_diff("a\n", "a\n", "x.py") == ""
     assert unified_diff(None, "b\n", "x.py").startswith("--- /dev/null\n+++ b/x.py\n")
     assert "\\ No newline at end of file" in unified_diff("a\n", "a", "x.py")
+
+
+async def test_projects_without_git_are_edited_too(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "calc.py").write_text(CALC)
+    settings = Settings(provider="openai", model="fake-model", openai_base_url=fake_llm.openai_url, project_root=root)
+    fake_llm.script(Reply(text=whole_file_edit("pkg/calc.py", TYPED)))
+    result = await AiderBridge(settings).execute_automatic_task("Add type hints", ["pkg/calc.py"])
+    assert result["status"] == "success", result
+    assert result["metadata"]["edited_files"] == ["pkg/calc.py"]
+    assert (root / "pkg" / "calc.py").read_text() == TYPED
+    assert sorted(p.name for p in root.iterdir()) == ["pkg"]  # nothing of aider's left behind
