@@ -40,6 +40,8 @@ class Application:
         self.provider = provider or create_provider(settings)
         self.memory_system = MemorySystem(self.project_root, provider=self.provider)
         self.bridge = AiderBridge(settings)
+        if run_interactive is not None:
+            self.bridge.interactive_runner = run_interactive
         self.task_system = TaskSystem(self.bridge, run_interactive=run_interactive)
         self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
         self._register_tools(run_interactive)

@@ -144,6 +144,9 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         except TaskCommandError as exc:
             _error(str(exc))
             return EXIT_USAGE
+        if (result.get("metadata") or {}).get("error") == "invalid_task_command":
+            _error(str(result.get("content")))
+            return EXIT_USAGE
         return _emit_task_result(result, output_format)
 
     if not settings.provider_configured:

@@ -442,6 +442,9 @@ class PassthroughHandler(BaseHandler):
             else:
                 value = await _maybe_await(func(params))
             if continuation and isinstance(value, dict) and value.get("status") == TaskStatus.CONTINUATION.value:
+                follow = getattr(self.task_system, "follow_continuation", None)
+                if follow is not None:  # runs the subtask, and the ones it continues into
+                    return await _maybe_await(follow(value))
                 request = (value.get("notes") or {}).get("subtask_request")
                 runner = getattr(self.task_system, "execute_subtask", None)
                 if request is None or runner is None:

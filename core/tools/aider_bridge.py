@@ -14,6 +14,7 @@ and aider's model-info download is pre-empted, analytics and update checks are o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import functools
 import io as _stdio
@@ -24,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence
 
 from core.config import Settings
 from core.tools.aider_session import LAUNCHER, git_status, is_terminal, run_in_terminal
@@ -194,6 +195,25 @@ _prepare_lock = threading.Lock()
 _prepared = False
 
 
+@contextlib.contextmanager
+def _streams_with_encoding() -> Iterator[None]:
+    """Give sys.stdout/sys.stderr an ``encoding`` while aider is imported.
+
+    Inside the TUI they are Textual's print captures, which have none, and aider reads
+    ``sys.stdout.encoding`` at import time. A throwaway sink stands in for the import only.
+    """
+    saved = sys.stdout, sys.stderr
+    sink = _stdio.TextIOWrapper(_stdio.BytesIO(), encoding="utf-8")
+    if not getattr(sys.stdout, "encoding", None):
+        sys.stdout = sink
+    if not getattr(sys.stderr, "encoding", None):
+        sys.stderr = sink
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 def prepare_aider() -> None:
     """Import aider (and litellm) with everything that would reach the internet turned off."""
     global _prepared
@@ -201,8 +221,10 @@ def prepare_aider() -> None:
         if _prepared:
             return
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # litellm reads it at import
-        from aider import models
-        from aider.llm import litellm
+        with _streams_with_encoding():
+            from aider import models
+            from aider.llm import litellm
+            import aider.coders  # noqa: F401 - aider.run_cmd reads sys.stdout.encoding at import
 
         manager = models.model_info_manager
         if not manager.content:
@@ -227,6 +249,8 @@ def _capturing_io_class() -> type:
             self.errors: list[str] = []
             self.originals: dict[Path, str | None] = {}
             self.project_root = project_root
+            self.read_only: set[Path] = set()
+            """Files the user marked read-only: aider's requests to edit them are refused."""
             self.cancelled = cancelled
             super().__init__(pretty=False, yes=True, fancy_input=False, root=str(project_root))
 
@@ -273,7 +297,7 @@ def _capturing_io_class() -> type:
             allowed = False
             if question in _FILE_QUESTIONS and subject and not self.cancelled.is_set():
                 target = (Path(self.root) / subject).resolve()
-                allowed = target.is_relative_to(self.project_root)
+                allowed = target.is_relative_to(self.project_root) and target not in self.read_only
             self.console.print(f"{question} {subject or ''} -> {'yes' if allowed else 'no'}")
             if allowed and question == _FILE_QUESTIONS[0]:
                 self.originals.setdefault((Path(self.root) / subject).resolve(), None)
@@ -284,6 +308,8 @@ def _capturing_io_class() -> type:
             path = Path(filename).resolve()
             if not path.is_relative_to(self.project_root):
                 raise OSError(f"{filename} is outside the project")
+            if path in self.read_only:
+                raise OSError(f"{filename} is read-only in this session")
             self.originals.setdefault(path, read_snapshot(path))
             super().write_text(filename, content, *args, **kwargs)
 
@@ -341,7 +367,7 @@ class AiderBridge:
 
     # -- automatic -------------------------------------------------------------
 
-    async def execute_automatic_task(self, prompt: str, file_paths: Sequence[str]) -> TaskResult:
+    async def execute_automatic_task(self, prompt: str, file_paths: Sequence[str], read_only_paths: Sequence[str] = ()) -> TaskResult:
         """Have aider make the change described by ``prompt`` to ``file_paths``, without asking anyone.
 
         Returns:
@@ -352,21 +378,22 @@ class AiderBridge:
             return error_result("aider needs a prompt describing the change")
         try:
             files = self.resolve_files(file_paths)
+            read_only = [path for path in self.resolve_files(read_only_paths) if path not in files]
         except AiderError as exc:
             return error_result(f"aider cannot edit that: {exc}")
         cancelled = threading.Event()
         try:
-            return await asyncio.to_thread(self._run_automatic, prompt, files, cancelled)
+            return await asyncio.to_thread(self._run_automatic, prompt, files, cancelled, read_only)
         except asyncio.CancelledError:
             cancelled.set()  # the thread finishes its request but writes nothing more
             raise
 
-    def _run_automatic(self, prompt: str, files: list[Path], cancelled: threading.Event) -> TaskResult:
+    def _run_automatic(self, prompt: str, files: list[Path], cancelled: threading.Event, read_only: Sequence[Path] = ()) -> TaskResult:
         with self._lock:
             started = time.perf_counter()
             before = {path: read_snapshot(path) for path in files}
             try:
-                io, coder = self._create_coder(files, cancelled)
+                io, coder = self._create_coder(files, cancelled, read_only)
             except Exception as exc:  # noqa: BLE001 - aider raises many kinds; report, never crash
                 log.exception("aider could not start")
                 return error_result(f"aider could not start: {exc}", model=self.model_name)
@@ -399,7 +426,7 @@ class AiderBridge:
                 note += f" Its reply:\n{reply[:4000]}"
             return ok_result(note, **meta)
 
-    def _create_coder(self, files: list[Path], cancelled: threading.Event) -> tuple[Any, Any]:
+    def _create_coder(self, files: list[Path], cancelled: threading.Event, read_only: Sequence[Path] = ()) -> tuple[Any, Any]:
         prepare_aider()
         from aider.coders import Coder
         from aider.models import Model
@@ -410,6 +437,7 @@ class AiderBridge:
         for each in {id(m): m for m in (model, model.weak_model, model.editor_model) if m is not None}.values():
             each.extra_params = {**(each.extra_params or {}), **params}
         io = _capturing_io_class()(self.project_root, cancelled, self.settings.max_retries)
+        io.read_only = {Path(path).resolve() for path in read_only}
         fnames = [str(path) for path in files]
         try:
             repo = GitRepo(io, fnames, str(self.project_root), models=model.commit_message_models())
@@ -422,6 +450,7 @@ class AiderBridge:
             repo=repo,
             use_git=repo is not None,
             fnames=fnames,
+            read_only_fnames=[str(path) for path in read_only],
             auto_commits=self.settings.aider_auto_commit,
             dirty_commits=False,
             suggest_shell_commands=False,
@@ -437,22 +466,24 @@ class AiderBridge:
 
     # -- interactive -----------------------------------------------------------
 
-    def interactive_command(self, query: str, files: Sequence[Path]) -> list[str]:
+    def interactive_command(self, query: str, files: Sequence[Path], read_only: Sequence[Path] = ()) -> list[str]:
         """The command line of an interactive aider session seeded with ``query``."""
         command = [sys.executable, "-c", LAUNCHER, query, "--model", preferred_model_name(self.model_name)]
         command += ["--no-analytics", "--no-check-update", "--no-show-release-notes"]
         command += ["--auto-commits" if self.settings.aider_auto_commit else "--no-auto-commits"]
         if self.edit_format:
             command += ["--edit-format", self.edit_format]
+        for path in read_only:
+            command += ["--read", str(path)]
         command += ["--", *(str(path) for path in files)]
         return command
 
     async def run_interactive(
-        self, query: str, file_paths: Sequence[str], runner: InteractiveRunner | None = None
+        self, query: str, file_paths: Sequence[str], runner: InteractiveRunner | None = None, read_only_paths: Sequence[str] = ()
     ) -> TaskResult:
         """Run :meth:`start_interactive_session` through ``runner`` (default: ``interactive_runner``, else a thread)."""
         run = runner or self.interactive_runner or run_in_thread
-        return await run(lambda: self.start_interactive_session(query, file_paths))
+        return await run(lambda: self.start_interactive_session(query, file_paths, read_only_paths=read_only_paths))
 
     def start_interactive_session(
         self,
@@ -462,6 +493,7 @@ class AiderBridge:
         stdin: Any = None,
         stdout: Any = None,
         stderr: Any = None,
+        read_only_paths: Sequence[str] = (),
     ) -> TaskResult:
         """Hand the terminal to aider's own CLI with these files, sending ``query`` first.
 
@@ -473,6 +505,7 @@ class AiderBridge:
         """
         try:
             files = self.resolve_files(file_paths)
+            read_only = [path for path in self.resolve_files(read_only_paths) if path not in files]
         except AiderError as exc:
             return error_result(f"aider cannot edit that: {exc}")
         if stdin is None and not is_terminal(0):
@@ -481,7 +514,7 @@ class AiderBridge:
             )
         before = {path: read_snapshot(path) for path in files}
         status_before = git_status(self.project_root)
-        command = self.interactive_command(query, files)
+        command = self.interactive_command(query, files, read_only)
         env = child_environment(self.endpoint, self.settings.secrets())
         log.info("starting interactive aider on %d file(s)", len(files))
         try:

@@ -247,7 +247,7 @@ def register_aider_tools(
         True when both tools were registered.
     """
 
-    def executor(spec: dict[str, Any], field: str, run: Callable[[str, list[str]], Awaitable[TaskResult]]) -> Any:
+    def executor(spec: dict[str, Any], field: str, run: Callable[[str, list[str], list[str]], Awaitable[TaskResult]]) -> Any:
         name = spec["name"]
 
         async def execute(params: dict[str, Any]) -> TaskResult:
@@ -258,16 +258,23 @@ def register_aider_tools(
                 files = await choose_files(handler, instruction, _explicit(params))
             except AiderError as exc:
                 return error_result(f"{name}: {exc}")
-            result = await run(instruction, files)
+            marked = {str(Path(p).resolve()) for p in getattr(handler, "read_only_files", None) or []}
+            editable = [f for f in files if str(Path(f).resolve()) not in marked]
+            read_only = [f for f in files if str(Path(f).resolve()) in marked]
+            result = await run(instruction, editable, read_only)
             result.setdefault("metadata", {})["file_context"] = files
+            result["metadata"]["read_only_files"] = read_only
             return result
 
         return execute
 
-    def interactive(query: str, files: list[str]) -> Awaitable[TaskResult]:
-        return bridge.run_interactive(query, files, runner=run_interactive)
+    def automatic(prompt: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
+        return bridge.execute_automatic_task(prompt, files, read_only_paths=read_only)
 
-    automatic = executor(AIDER_AUTOMATIC_SPEC, "prompt", bridge.execute_automatic_task)
+    def interactive(query: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
+        return bridge.run_interactive(query, files, runner=run_interactive, read_only_paths=read_only)
+
+    automatic = executor(AIDER_AUTOMATIC_SPEC, "prompt", automatic)
     ok_automatic = handler.register_tool(AIDER_AUTOMATIC_SPEC, automatic)
     ok_interactive = handler.register_tool(AIDER_INTERACTIVE_SPEC, executor(AIDER_INTERACTIVE_SPEC, "query", interactive))
     return bool(ok_automatic and ok_interactive)

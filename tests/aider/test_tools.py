@@ -154,3 +154,47 @@ async def test_interactive_tool_goes_through_the_given_runner(aider_settings: Se
     assert result["metadata"]["file_context"] == [str(git_repo / "calc.py")]
     missing = await handler.tools["aiderInteractive"][1]({"query": "  "})
     assert is_error(missing) and "query" in missing["content"] and len(calls) == 1
+
+
+async def test_read_only_files_reach_aider_as_read_only(fake_llm, aider_settings, git_repo):
+    """Files the user marked read-only are shown to aider but not edited, even if its model tries."""
+    from core.handlers.passthrough import PassthroughHandler
+    from core.providers.openai import OpenAICompatibleProvider
+    from core.tools.aider_bridge import AiderBridge
+    from core.tools.aider_tools import register_aider_tools
+    from tests.aider.conftest import whole_file_edit
+    from tests.fake_llm import Reply
+
+    handler = PassthroughHandler(None, None, OpenAICompatibleProvider("fake-model", base_url=fake_llm.openai_url, api_key="k"), aider_settings)
+    register_aider_tools(handler, AiderBridge(aider_settings))
+    login = git_repo / "auth" / "login.py"
+    handler.pinned_files = [str(login)]
+    handler.read_only_files = [str(login)]
+    original = login.read_text()
+    fake_llm.script(Reply(text=whole_file_edit("auth/login.py", "def login(user, password):\n    return True\n") + "\n" + whole_file_edit("calc.py", "def add(a, b):\n    return b + a\n")))
+    result = await handler._execute_tool("aiderAutomatic", {"prompt": "Use login in calc", "file_context": ["calc.py"]})
+    assert result["metadata"]["read_only_files"] == [str(login)]
+    assert login.read_text() == original
+    assert (git_repo / "calc.py").read_text() == "def add(a, b):\n    return b + a\n"
+    sent = "\n".join(str(m.get("content")) for m in fake_llm.requests[-1].messages)
+    assert "return user == 'admin'" in sent, "aider did not show the read-only file to its model"
+
+
+def test_aider_imports_under_a_stdout_without_encoding():
+    """Inside the TUI, sys.stdout is Textual's capture object (no ``encoding``); aider must still import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Capture:\n"
+        "    def write(self, text): pass\n"
+        "    def flush(self): pass\n"
+        "sys.stdout = sys.stderr = Capture()\n"
+        "from core.tools.aider_bridge import prepare_aider\n"
+        "prepare_aider()\n"
+        "import aider.coders\n"
+        "sys.__stdout__.write('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout == "ok", out.stderr[-2000:]
