@@ -344,7 +344,10 @@ class PassthroughHandler(BaseHandler):
         if self.approve is None:
             return Decision.DENY, True, "nobody can approve this here (headless mode without --yes); tell the user what you wanted to do instead."
         describe = spec.get("describe")
-        detail = describe(call.parameters) if callable(describe) else _describe_parameters(call.parameters)
+        try:
+            detail = await _maybe_await(describe(call.parameters)) if callable(describe) else _describe_parameters(call.parameters)
+        except Exception as exc:  # noqa: BLE001 - the tool itself will report the problem
+            detail = f"{_describe_parameters(call.parameters)}\n(could not prepare: {exc})"
         request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)
         decision = await self.approve(request)
         if decision is Decision.ALLOW_SESSION:

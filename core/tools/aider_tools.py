@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
+from core.tools.paths_guard import relative_display
 from core.tools.secrets import is_secret_path
 from core.types import TaskResult, error_result
 
@@ -247,26 +248,49 @@ def register_aider_tools(
         True when both tools were registered.
     """
 
-    def executor(spec: dict[str, Any], field: str, run: Callable[[str, list[str], list[str]], Awaitable[TaskResult]]) -> Any:
+    def executor(
+        spec: dict[str, Any], field: str, run: Callable[[str, list[str], list[str]], Awaitable[TaskResult]]
+    ) -> tuple[dict[str, Any], Any]:
         name = spec["name"]
+        chosen: dict[tuple[str, tuple[str, ...]], list[str]] = {}
 
-        async def execute(params: dict[str, Any]) -> TaskResult:
+        async def files_for(params: dict[str, Any]) -> tuple[str, list[str], list[str]]:
+            """The instruction, and the files aider will edit and only read (the same for approval and run)."""
             instruction = str(params.get(field) or "").strip()
-            if not instruction:
-                return error_result(f"{name} needs a `{field}`")
-            try:
-                files = await choose_files(handler, instruction, _explicit(params))
-            except AiderError as exc:
-                return error_result(f"{name}: {exc}")
+            key = (instruction, tuple(_explicit(params)))
+            if key not in chosen:
+                chosen.clear()
+                chosen[key] = await choose_files(handler, instruction, _explicit(params))
+            files = chosen[key]
             marked = {str(Path(p).resolve()) for p in getattr(handler, "read_only_files", None) or []}
             editable = [f for f in files if str(Path(f).resolve()) not in marked]
-            read_only = [f for f in files if str(Path(f).resolve()) in marked]
+            return instruction, editable, [f for f in files if str(Path(f).resolve()) in marked]
+
+        async def describe(params: dict[str, Any]) -> str:
+            instruction, editable, read_only = await files_for(params)
+            root = Path(handler.project_root)
+            shown = lambda paths: "\n".join(f"  {relative_display(Path(p), root)}" for p in paths) or "  (none)"  # noqa: E731
+            text = f"aider ({name}) will be told:\n  {instruction}\n\nFiles it may edit:\n{shown(editable)}"
+            if read_only:
+                text += f"\n\nFiles it may only read:\n{shown(read_only)}"
+            return text
+
+        async def execute(params: dict[str, Any]) -> TaskResult:
+            if not str(params.get(field) or "").strip():
+                return error_result(f"{name} needs a `{field}`")
+            try:
+                instruction, editable, read_only = await files_for(params)
+            except AiderError as exc:
+                return error_result(f"{name}: {exc}")
+            finally:
+                chosen.clear()
+            files = editable + read_only
             result = await run(instruction, editable, read_only)
             result.setdefault("metadata", {})["file_context"] = files
             result["metadata"]["read_only_files"] = read_only
             return result
 
-        return execute
+        return {**spec, "describe": describe}, execute
 
     def automatic(prompt: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
         return bridge.execute_automatic_task(prompt, files, read_only_paths=read_only)
@@ -274,7 +298,6 @@ def register_aider_tools(
     def interactive(query: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
         return bridge.run_interactive(query, files, runner=run_interactive, read_only_paths=read_only)
 
-    automatic = executor(AIDER_AUTOMATIC_SPEC, "prompt", automatic)
-    ok_automatic = handler.register_tool(AIDER_AUTOMATIC_SPEC, automatic)
-    ok_interactive = handler.register_tool(AIDER_INTERACTIVE_SPEC, executor(AIDER_INTERACTIVE_SPEC, "query", interactive))
+    ok_automatic = handler.register_tool(*executor(AIDER_AUTOMATIC_SPEC, "prompt", automatic))
+    ok_interactive = handler.register_tool(*executor(AIDER_INTERACTIVE_SPEC, "query", interactive))
     return bool(ok_automatic and ok_interactive)

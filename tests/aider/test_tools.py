@@ -198,3 +198,31 @@ def test_aider_imports_under_a_stdout_without_encoding():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout == "ok", out.stderr[-2000:]
+
+
+async def test_approval_shows_the_files_aider_will_get(fake_llm, aider_settings, git_repo):
+    """The approval request names the instruction and the final file list (explicit, pinned, read-only)."""
+    from core.handlers.passthrough import PassthroughHandler
+    from core.providers.openai import OpenAICompatibleProvider
+    from core.tools.aider_bridge import AiderBridge
+    from core.tools.aider_tools import register_aider_tools
+    from core.types import Decision
+    from tests.fake_llm import Reply, Tool
+
+    handler = PassthroughHandler(None, None, OpenAICompatibleProvider("fake-model", base_url=fake_llm.openai_url, api_key="k"), aider_settings)
+    register_aider_tools(handler, AiderBridge(aider_settings))
+    handler.pinned_files = [str(git_repo / "README.md")]
+    handler.read_only_files = [str(git_repo / "README.md")]
+    asked = []
+
+    async def deny(request):
+        asked.append(request)
+        return Decision.DENY
+
+    handler.approve = deny
+    fake_llm.script(Reply(tools=[Tool("aiderAutomatic", {"prompt": "Add hints", "file_context": ["calc.py"]})]), Reply(text="ok"))
+    await handler.handle_query("edit")
+    detail = asked[0].detail
+    assert "Add hints" in detail
+    assert detail.index("calc.py") < detail.index("may only read") < detail.index("README.md")
+    assert (git_repo / "calc.py").read_text().startswith("def add(a, b)")
