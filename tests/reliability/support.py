@@ -20,6 +20,7 @@ import os
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
@@ -284,14 +285,22 @@ class LoopProbe:
     def __init__(self, interval: float = 0.005) -> None:
         self.interval = interval
         self.worst = 0.0
+        self._since_take = 0.0
         self._task: asyncio.Task[None] | None = None
+
+    def take(self) -> float:
+        """The worst stall since the last call."""
+        worst, self._since_take = self._since_take, 0.0
+        return worst
 
     async def _tick(self) -> None:
         last = time.perf_counter()
         while True:
             await asyncio.sleep(self.interval)
             now = time.perf_counter()
-            self.worst = max(self.worst, now - last - self.interval)
+            stall = now - last - self.interval
+            self.worst = max(self.worst, stall)
+            self._since_take = max(self._since_take, stall)
             last = now
 
     async def __aenter__(self) -> "LoopProbe":
@@ -306,6 +315,20 @@ class LoopProbe:
             await self._task
         except asyncio.CancelledError:
             pass
+
+
+@contextmanager
+def without_pytest_log_capture() -> Iterator[None]:
+    """Detach pytest's log capture (it keeps every record in memory) while measuring memory."""
+    root = logging.getLogger()
+    held = [h for h in root.handlers if type(h).__module__.startswith("_pytest")]
+    for handler in held:
+        root.removeHandler(handler)
+    try:
+        yield
+    finally:
+        for handler in held:
+            root.addHandler(handler)
 
 
 def rss_bytes() -> int:

@@ -1,0 +1,139 @@
+"""Load: a 500-turn session through the handler, and a storm of 429s on the default retry budget.
+
+The fake server answers at once (TCP_NODELAY, no pacing) so the client's own
+per-turn work is what is measured. Every request resends the whole history, so
+request size and serialisation grow linearly; what must stay small is the work
+per history message (client CPU of the last 50 turns against the first 50, per
+extra message), the event loop's steady-state stall, and memory beyond the
+history itself. Wall-clock figures are reported, not asserted (the machine is shared). Every fifth turn runs a tool; the session
+is recorded to a transcript as the app does.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import events as ev
+from core.sessions import SessionRecorder, SessionStore
+from tests.core.conftest import assert_history_valid
+from tests.fake_llm import FakeLLM, HTTPError, Reply, Tool
+from tests.reliability.support import (
+    LoopProbe,
+    assert_no_leaks,
+    collect,
+    make_engine,
+    rss_bytes,
+    transcript_text,
+    without_pytest_log_capture,
+)
+
+TURNS = 500
+MAX_CPU_PER_MESSAGE = 30e-6
+"""Extra client CPU per turn for each message of history (the SDK transform cost 140 µs)."""
+MAX_STEADY_STALL = 0.05
+"""Median over the last 50 turns of each turn's worst event-loop stall."""
+MAX_BLOCKS_PER_TURN = 200
+"""Python heap blocks kept per turn (the history's ~2.4 messages need ~20)."""
+
+
+def respond(request: Any) -> Reply:
+    """A tool call every fifth question, then its answer; otherwise a plain answer."""
+    last = json.dumps(request.messages[-1])
+    if '"tool_result"' in last or request.messages[-1].get("role") == "tool":
+        return Reply(text="Recorded it. " * 5, chunk=1000)
+    if "question" in last and int(last.split("question ")[1].split()[0]) % 5 == 0:
+        return Reply(tools=[Tool("record", {"value": "v" * 50})])
+    return Reply(text="answer " * 20, chunk=1000)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_500_turn_session(fake_llm: FakeLLM, tmp_path: Path, app_log: Path, kind: str,
+                                record_property: Any) -> None:
+    fake_llm.nodelay = True
+    fake_llm.responder = respond
+    engine = make_engine(kind, fake_llm, tmp_path)
+    handler = engine.handler
+    writer = SessionStore().writer(SessionStore().create(tmp_path), provider=kind, model="test")
+    handler.add_observer(SessionRecorder(writer))
+    wall: list[float] = []
+    cpu: list[float] = []
+    stalls: list[float] = []
+    sent: list[int] = []
+    sizes: list[int] = []
+    with without_pytest_log_capture():
+        async with LoopProbe() as probe:
+            for number in range(TURNS):
+                started, started_cpu = time.perf_counter(), time.thread_time()
+                probe.take()
+                result = await handler.handle_query(f"question {number} " + "x" * 100)
+                wall.append(time.perf_counter() - started)
+                cpu.append(time.thread_time() - started_cpu)
+                stalls.append(probe.take())
+                assert result["status"] == "COMPLETE", result["content"]
+                sent.append(len(fake_llm.requests[-1].messages))
+                sizes.append(len(json.dumps(fake_llm.requests[-1].body)))
+                if number < TURNS - 1:
+                    fake_llm.requests.clear()  # the fake's own record would otherwise grow quadratically
+                if number == 49:
+                    gc.collect()
+                    rss_after_warmup, blocks_after_warmup = rss_bytes(), sys.getallocatedblocks()
+    writer.close()
+    gc.collect()
+    grown = rss_bytes() - rss_after_warmup
+    blocks_per_turn = (sys.getallocatedblocks() - blocks_after_warmup) / (TURNS - 50)
+    first_cpu, last_cpu = statistics.median(cpu[:50]), statistics.median(cpu[-50:])
+    cpu_per_message = (last_cpu - first_cpu) / (statistics.median(sent[-50:]) - statistics.median(sent[:50]))
+    figures = {
+        "total_s": round(sum(wall), 1),
+        "wall_ms_first50": round(statistics.median(wall[:50]) * 1000, 1),
+        "wall_ms_last50": round(statistics.median(wall[-50:]) * 1000, 1),
+        "wall_ratio": round(statistics.median(wall[-50:]) / statistics.median(wall[:50]), 2),
+        "cpu_ms_first50": round(first_cpu * 1000, 1), "cpu_ms_last50": round(last_cpu * 1000, 1),
+        "cpu_us_per_history_message": round(cpu_per_message * 1e6, 1),
+        "steady_stall_ms": round(statistics.median(stalls[-50:]) * 1000, 1), "worst_stall_ms": round(probe.worst * 1000),
+        "rss_growth_mb": round(grown / 2**20, 1), "heap_blocks_per_turn": round(blocks_per_turn),
+        "history_messages": len(handler.conversation_history), "last_request_kb": sizes[-1] // 1024,
+    }
+    record_property("figures", figures)
+    print(kind, figures)
+
+    assert len(engine.recorded) == TURNS // 5
+    assert len(handler.conversation_history) == TURNS * 2 + (TURNS // 5) * 2
+    assert_history_valid(handler.conversation_history)
+    # Request size grows linearly with the history (nothing duplicated): the same increment early and late.
+    early, late = (sizes[99] - sizes[49]) / 50, (sizes[499] - sizes[449]) / 50
+    assert 0.8 < late / early < 1.25, (early, late)
+    assert cpu_per_message < MAX_CPU_PER_MESSAGE, figures
+    assert statistics.median(stalls[-50:]) < MAX_STEADY_STALL, figures
+    assert blocks_per_turn < MAX_BLOCKS_PER_TURN, figures
+    assert grown < 64 * 2**20, figures  # RSS is noisy (allocator arenas): a loose bound only
+    assert transcript_text().count('"kind":"user"') == TURNS
+    assert_no_leaks(fake_llm)
+
+
+async def test_a_429_storm_spends_the_default_budget_only(fake_llm: FakeLLM, tmp_path: Path, app_log: Path) -> None:
+    """30 turns against an endpoint that only says 429: at most one request per turn plus the budget."""
+    engine = make_engine("anthropic", fake_llm, tmp_path, max_retries=3)
+    budget = engine.handler.retry_budget
+    fake_llm.nodelay = True
+    fake_llm.responder = lambda request: HTTPError(429, "slow down", headers={"retry-after": "0"})
+    started = time.monotonic()
+    retries = 0
+    for number in range(30):
+        events = await collect(engine.handler, f"try {number}")
+        assert isinstance(events[-1], ev.TurnFailed) and "Rate limited" in events[-1].message
+        retries += sum(1 for e in events if isinstance(e, ev.Warning) and e.code == "retry")
+    elapsed = time.monotonic() - started
+    refill = int(elapsed * budget.refill_per_second) + 1
+    assert retries <= budget.capacity + refill
+    assert len(fake_llm.requests) == 30 + retries
+    assert [m["role"] for m in engine.handler.conversation_history] == ["user"] * 30  # no duplicate turns
+    assert_no_leaks(fake_llm)
