@@ -259,7 +259,10 @@ def leaks(fake: FakeLLM | None, listener: Listener | None = None, *, extra: dict
             found += _scan(path.read_text(encoding="utf-8", errors="replace"), str(path))
     if listener is not None:
         time.sleep(0.05)
-        found += [f"the listener got a connection: {data[:120]!r}" for data in listener.connections]
+        for data in listener.connections:
+            text = data.decode("utf-8", "replace")
+            carried = [canary for canary in CANARIES if canary in text]
+            found.append(f"the listener got a connection carrying {carried or 'no canary'}: {data[:120]!r}")
     for where, text in (extra or {}).items():
         found += _scan(text, where)
     return found
