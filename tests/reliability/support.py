@@ -65,18 +65,33 @@ class Listener:
                 conn, _ = self._server.accept()
             except OSError:
                 continue
-            data = b""
             with conn:
-                conn.settimeout(0.5)
-                try:
-                    while chunk := conn.recv(65536):
-                        data += chunk
-                        if b"\r\n\r\n" in data:
-                            conn.sendall(b"HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n")
-                            break
-                except OSError:
-                    pass
-            self.connections.append(data or b"<connected>")
+                self.connections.append(self._receive(conn) or b"<connected>")
+
+    @staticmethod
+    def _receive(conn: socket.socket) -> bytes:
+        """Everything sent on the connection (an HTTP request: headers and its whole body)."""
+        data = b""
+        conn.settimeout(0.5)
+        try:
+            while chunk := conn.recv(65536):
+                data += chunk
+                head, sep, body = data.partition(b"\r\n\r\n")
+                if not sep:
+                    continue
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip() or 0)
+                if b"expect: 100-continue" in head.lower() and not body:
+                    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                if len(body) >= length:
+                    conn.sendall(b"HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n")
+                    break
+        except (OSError, ValueError):
+            pass
+        return data
 
     def close(self) -> None:
         self._stop.set()
