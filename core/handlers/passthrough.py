@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
-from core.handlers.retry import RetryBudget, retry_delay
+from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.validation import validate_arguments
 from core.plan import PLAN_INSTRUCTIONS, parse_plan
 from core.providers.base import ProviderError, ResponseComplete, TextChunk, ToolCallReady
@@ -224,12 +224,13 @@ class PassthroughHandler(BaseHandler):
                         elif isinstance(item, ResponseComplete):
                             complete = item
                 except ProviderError as exc:
+                    shown = shown_message(exc, self.config.secrets())
                     if exc.retryable and not turn.partial and attempt < self.config.max_retries and self.retry_budget.try_spend():
                         attempt += 1
                         delay = retry_delay(exc, attempt, self.retry_base_delay)
                         yield ev.Warning(
                             code="retry",
-                            message=f"{exc.user_message()} Retrying in {delay:.1f}s ({attempt}/{self.config.max_retries})...",
+                            message=f"{shown} Retrying in {delay:.1f}s ({attempt}/{self.config.max_retries})...",
                         )
                         await asyncio.sleep(delay)
                         continue
@@ -238,7 +239,7 @@ class PassthroughHandler(BaseHandler):
                         self.add_message("assistant", partial, interrupted=True)
                         yield ev.AssistantMessage(content=partial, interrupted=True)
                     turn.partial = []
-                    yield self._fail("llm_error", exc.user_message(), relevant, error_kind=exc.kind, status=exc.status)
+                    yield self._fail("llm_error", shown, relevant, error_kind=exc.kind, status=exc.status)
                     return
             turn.partial = []
             turns_this_query += 1

@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from core.providers.base import ProviderError
+from core.tools.secrets import redact
 
 MAX_DELAY = 30.0
 
@@ -47,3 +49,11 @@ def retry_delay(error: ProviderError, attempt: int, base: float) -> float:
         return max(0.0, min(error.retry_after, MAX_DELAY))
     backoff = base * 2 ** (attempt - 1)
     return min(MAX_DELAY, backoff * (0.75 + random.random() * 0.5))
+
+
+def shown_message(error: ProviderError, secrets: Iterable[str]) -> str:
+    """The error's user message with every secret redacted (some gateways echo the API key in errors).
+
+    What is shown is also recorded in the transcript and the events, so it must never carry the key.
+    """
+    return redact(error.user_message(), secrets)
