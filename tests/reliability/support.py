@@ -208,12 +208,17 @@ class Engine:
 
     handler: Any
     recorded: list[str]
+    writer: Any = None
 
 
-def make_engine(kind: str, fake: FakeLLM, root: Path, **overrides: Any) -> Engine:
-    """The handler as ``tests/core`` builds it, but with the canary API key and a ``record`` tool."""
+def make_engine(kind: str, fake: FakeLLM, root: Path, *, transcript: bool = True, **overrides: Any) -> Engine:
+    """The handler as ``tests/core`` builds it, but with the canary API key and a ``record`` tool.
+
+    With ``transcript`` the session is recorded as the app does, so leak checks cover the transcript.
+    """
     from core.handlers.passthrough import PassthroughHandler
     from core.providers import create_provider
+    from core.sessions import SessionRecorder, SessionStore
 
     settings = settings_for(kind, fake, root, **overrides)
     handler = PassthroughHandler(None, None, create_provider(settings), settings)
@@ -225,7 +230,12 @@ def make_engine(kind: str, fake: FakeLLM, root: Path, **overrides: Any) -> Engin
         return f"recorded {len(params['value'])} characters"
 
     handler.register_tool(RECORD_SPEC, record)
-    return Engine(handler, recorded)
+    engine = Engine(handler, recorded)
+    if transcript:
+        store = SessionStore()
+        engine.writer = store.writer(store.create(root), provider=kind, model=settings.model_name)
+        handler.add_observer(SessionRecorder(engine.writer))
+    return engine
 
 
 def make_application(kind: str, fake: FakeLLM, root: Path, *, record: bool = True, **overrides: Any) -> Any:

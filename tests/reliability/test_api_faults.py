@@ -18,8 +18,8 @@ import pytest
 
 from core import events as ev
 from tests.core.conftest import assert_history_valid
-from tests.fake_llm import Drop, FakeLLM, Garbage, Reply, Stall, StreamError, Tool
-from tests.reliability.support import Engine, assert_no_leaks, collect, finished_calls, make_engine
+from tests.fake_llm import Drop, FakeLLM, Garbage, HTTPError, Reply, Stall, StreamError, Tool
+from tests.reliability.support import API_KEY_CANARY, Engine, assert_no_leaks, collect, finished_calls, make_engine, transcript_text
 
 MULTIBYTE = "héllo wörld — 日本語のテキスト 🎉🚀 ñandú ∑∞ " * 2
 
@@ -224,3 +224,14 @@ async def test_twenty_tool_calls_in_one_message_all_answered(engine: Engine, fak
     assert len(results) == 20
     assert_history_valid(engine.handler.conversation_history)
     assert_no_leaks(fake_llm)
+
+
+@pytest.mark.parametrize("status", [400, 401, 413])
+async def test_client_errors_never_echo_the_key(engine: Engine, fake_llm: FakeLLM, status: int) -> None:
+    """Some gateways echo the key in their error message: it must not reach the UI, log or transcript."""
+    fake_llm.script(HTTPError(status, f"bad request for key {API_KEY_CANARY}: fix it"))
+    events = await collect(engine.handler, "hi")
+    failed = events[-1]
+    assert isinstance(failed, ev.TurnFailed) and failed.reason == "llm_error" and len(fake_llm.requests) == 1
+    assert warnings(events) == [] and failed.message and "Traceback" not in failed.message
+    assert_no_leaks(fake_llm, extra={"events": repr(events)})

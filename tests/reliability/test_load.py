@@ -59,7 +59,7 @@ async def test_500_turn_session(fake_llm: FakeLLM, tmp_path: Path, app_log: Path
                                 record_property: Any) -> None:
     fake_llm.nodelay = True
     fake_llm.responder = respond
-    engine = make_engine(kind, fake_llm, tmp_path)
+    engine = make_engine(kind, fake_llm, tmp_path, transcript=False)
     handler = engine.handler
     writer = SessionStore().writer(SessionStore().create(tmp_path), provider=kind, model="test")
     handler.add_observer(SessionRecorder(writer))
