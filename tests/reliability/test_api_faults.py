@@ -81,6 +81,7 @@ async def test_connection_reset_inside_a_tool_calls_json(engine: Engine, fake_ll
     assert last["role"] == "assistant" and last["interrupted"] and not last.get("tool_calls")
     assert last["content"] == "Let me record."
     assert_history_valid(engine.handler.conversation_history)
+    assert "Let me record." in transcript_text(), "the partial text is kept in the transcript too"
     fake_llm.script(Reply(text="fine now"))
     assert (await engine.handler.handle_query("again"))["content"] == "fine now"
     assert_no_leaks(fake_llm)

@@ -133,6 +133,7 @@ async def test_a_429_storm_spends_the_default_budget_only(fake_llm: FakeLLM, tmp
         retries += sum(1 for e in events if isinstance(e, ev.Warning) and e.code == "retry")
     elapsed = time.monotonic() - started
     refill = int(elapsed * budget.refill_per_second) + 1
+    print({"turns": 30, "retries": retries, "requests": len(fake_llm.requests), "elapsed_s": round(elapsed, 2)})
     assert retries <= budget.capacity + refill
     assert len(fake_llm.requests) == 30 + retries
     assert [m["role"] for m in engine.handler.conversation_history] == ["user"] * 30  # no duplicate turns
