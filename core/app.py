@@ -35,6 +35,9 @@ class Application:
         from core.tasks import TaskSystem
         from core.tools.aider_bridge import AiderBridge
 
+        from core.gitutil import harden_git_environment
+
+        harden_git_environment()  # git run by aider and child processes ignores the repository's programs
         self.settings = settings
         self.project_root = Path(settings.project_root).resolve()
         self.provider = provider or create_provider(settings)

@@ -21,8 +21,13 @@ _SCRUBBED = (
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """HOME and the XDG dirs in a temporary directory; no real keys or endpoints leak in."""
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HOME and the XDG dirs in a temporary directory; no real keys or endpoints leak in.
+
+    ``Application`` hardens git through ``GIT_CONFIG_*`` in the process environment;
+    those variables are put back as they were after each test.
+    """
+    saved_git = {k: v for k, v in os.environ.items() if k.startswith("GIT_CONFIG_")}
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state"), ("XDG_DATA_HOME", ".local/share"), ("XDG_CACHE_HOME", ".cache")):
@@ -33,7 +38,10 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         if var.startswith("ASSISTANT_TUI_"):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    return home
+    yield home
+    for key in [k for k in os.environ if k.startswith("GIT_CONFIG_")]:
+        del os.environ[key]
+    os.environ.update(saved_git)
 
 
 @pytest.fixture

@@ -9,37 +9,17 @@ so far. Without one (the engine failed to start) the files are listed with
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from core.memory.fuzzy import FuzzyMatcher
+from core.memory.index import FileIndex
 
 log = logging.getLogger(__name__)
 
-_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
-MAX_WALK = 200_000
-
-
 def list_project_files(root: Path) -> list[str]:
     """Relative paths of the project's files: tracked plus untracked-not-ignored (blocking)."""
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root, capture_output=True, timeout=20, check=True,
-        )
-        return sorted({p for p in done.stdout.decode("utf-8", "replace").split("\0") if p})
-    except (OSError, subprocess.SubprocessError):
-        pass
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-        rel = Path(dirpath).relative_to(root)
-        found.extend(name if str(rel) == "." else str(rel / name) for name in filenames)
-        if len(found) > MAX_WALK:
-            break
-    return sorted(found)
+    return sorted(FileIndex(root).build())
 
 
 class FileSource:

@@ -25,6 +25,9 @@ from typing import Callable, Iterator
 
 import pathspec
 
+from core.gitutil import git_argv
+from core.tools.secrets import scrubbed_env
+
 log = logging.getLogger(__name__)
 
 BATCH_SIZE = 5_000
@@ -261,7 +264,9 @@ class FileIndex:
         return walk_files(self.root)
 
     def _git(self, *args: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(["git", "ls-files", "-z", *args], cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(
+            git_argv("ls-files", "-z", *args), cwd=self.root, env=scrubbed_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
 
     def _git_files(self) -> Iterator[str] | None:
         """Paths from git, streamed; None when the root is not in a git work tree.
@@ -273,7 +278,8 @@ class FileIndex:
         """
         try:
             probe = subprocess.run(
-                ["git", "rev-parse", "--is-inside-work-tree"], cwd=self.root, capture_output=True, text=True, timeout=GIT_TIMEOUT
+                git_argv("rev-parse", "--is-inside-work-tree"), cwd=self.root, env=scrubbed_env(), capture_output=True, text=True,
+                timeout=GIT_TIMEOUT,
             )
         except (OSError, subprocess.SubprocessError):
             return None

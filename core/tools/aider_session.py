@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Sequence
 
+from core.gitutil import git_argv
 from core.tools.secrets import scrubbed_env
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def git_status(root: Path) -> list[str]:
     """Paths ``git status`` reports as changed or untracked (porcelain form), or [] outside git."""
     try:
         out = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=all"],
+            git_argv("status", "--porcelain", "--untracked-files=all"),
             cwd=root, env=scrubbed_env(), capture_output=True, text=True, timeout=10, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):

@@ -251,7 +251,7 @@ def _fd(program: str, args: list[str], stage: _Stage) -> list[str]:
 _GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
                                "--no-optional-locks", "--no-replace-objects"})
 # Keep a hostile repository config from running programs (fsmonitor) and keep names unquoted.
-GIT_HARDENING = ("--no-pager", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false")
+from core.gitutil import GIT_HARDENING  # noqa: E402 - kept beside the git rules it serves
 _GIT_LS_FILES = OptionSpec(
     short_args="xX",
     long_args=frozenset({"--exclude", "--exclude-from", "--exclude-per-directory", "--with-tree", "--format"}),

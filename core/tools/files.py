@@ -17,6 +17,8 @@ from typing import Any, Iterable, Mapping
 
 from pathspec import GitIgnoreSpec
 
+from core.gitutil import GIT_HARDENING
+
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
 from core.tools.secrets import is_secret_path, looks_like_private_key, scrubbed_env
 from core.types import TaskResult, error_result, ok_result
@@ -82,7 +84,7 @@ def is_git_ignored(path: Path, project_root: Path) -> bool:
     if git:
         try:
             proc = subprocess.run(
-                [git, "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", path.relative_to(root).as_posix()],
+                [git, *GIT_HARDENING, "check-ignore", "-q", "--", path.relative_to(root).as_posix()],
                 cwd=root, env=scrubbed_env(), capture_output=True, timeout=_GIT_TIMEOUT, check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:

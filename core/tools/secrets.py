@@ -85,9 +85,14 @@ def looks_like_private_key(head: bytes) -> bool:
     return bool(_PRIVATE_KEY_MARKER.search(head))
 
 
+_GIT_CONFIG_KEY = re.compile(r"GIT_CONFIG_KEY_\d+")
+
+
 def is_secret_env_name(name: str) -> bool:
     """True for environment variable names that usually carry credentials."""
     upper = name.upper()
+    if _GIT_CONFIG_KEY.fullmatch(upper):
+        return False  # names a git config key (see core.gitutil); dropping it would break every git
     return (
         upper in _SECRET_NAMES
         or upper.startswith(_SECRET_NAME_PREFIXES)

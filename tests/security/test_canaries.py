@@ -142,11 +142,6 @@ def plant_fsmonitor(project: CanaryProject, marker: Path) -> None:
     subprocess.run(["git", "config", "core.pager", f"touch '{marker}.pager'; cat"], cwd=project.root, check=True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/memory/index.py runs `git ls-files` (and tui/file_source.py too) without `-c core.fsmonitor=false`, so a "
-    "repository's .git/config runs a program at startup, before any trust, with the user's environment (the API key "
-    "included). Fix: pass -c core.fsmonitor=false (GIT_HARDENING in command_policy) and the scrubbed environment to "
-    "every git the app runs itself."))
 def test_repository_git_config_runs_nothing(
     fake_llm: FakeLLM, canary_project: CanaryProject, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
