@@ -74,18 +74,24 @@ async def _consume_until(handler: Any, query: str, kind: type) -> tuple[asyncio.
     return asyncio.create_task(consume()), reached
 
 
-@pytest.mark.parametrize("kind", ["anthropic", "openai"])
-async def test_esc_during_a_fast_stream_always_ends_the_turn(make_handler, fake_llm: FakeLLM, kind: str) -> None:
-    """The shape of the TUI's Esc: the worker is cancelled while deltas pour in."""
-    handler = make_handler(kind)
+async def _lost_cancellations(handler: Any, kind: type, points: range) -> list[int]:
+    """Cancel one turn per point, ``steps`` loop iterations after the first ``kind`` event; the points lost."""
     lost = []
-    for steps in range(0, 24, 3):
-        fake_llm.script(Reply(text="word " * 400, chunk=5, tokens_per_second=4000))
-        task, reached = await _consume_until(handler, f"story {steps}", ev.TextDelta)
+    for steps in points:
+        task, reached = await _consume_until(handler, f"question {steps}", kind)
         await asyncio.wait_for(reached.wait(), 10)
         if not await _cancel_after(task, steps):
             lost.append(steps)
         assert_history_valid(handler.conversation_history)
+    return lost
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_esc_during_a_fast_stream_always_ends_the_turn(make_handler, fake_llm: FakeLLM, kind: str) -> None:
+    """The shape of the TUI's Esc: the worker is cancelled while deltas pour in."""
+    handler = make_handler(kind)
+    fake_llm.responder = lambda request: Reply(text="word " * 400, chunk=5, tokens_per_second=4000)
+    lost = await _lost_cancellations(handler, ev.TextDelta, range(0, 24, 3))
     assert lost == [], f"Esc was ignored at {lost}"
     fake_llm.script(Reply(text="next works"))
     assert (await handler.handle_query("again"))["content"] == "next works"
@@ -107,11 +113,5 @@ async def test_esc_as_a_tool_finishes_ends_the_turn(make_handler, fake_llm: Fake
         Reply(text="answered") if request.messages[-1]["content"][-1]["type"] == "tool_result"
         else Reply(tools=[Tool("quick", {})])
     )
-    lost = []
-    for steps in CANCEL_POINTS:
-        task, reached = await _consume_until(handler, f"run {steps}", ev.ToolCallStarted)
-        await asyncio.wait_for(reached.wait(), 10)
-        if not await _cancel_after(task, steps):
-            lost.append(steps)
-        assert_history_valid(handler.conversation_history)
+    lost = await _lost_cancellations(handler, ev.ToolCallStarted, CANCEL_POINTS)
     assert lost == [], f"Esc was ignored at {len(lost)} of {len(CANCEL_POINTS)} points: {lost}"
