@@ -12,7 +12,7 @@ from typing import Any
 
 from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app
 from benchmarks.content import text_for
-from benchmarks.harness import BenchResult, CpuMeter, Figure, LoopLagProbe, at_most, percentile, rss_mb, wait_until
+from benchmarks.harness import BenchResult, CpuMeter, Figure, GcWatch, LoopLagProbe, at_most, percentile, rss_mb, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
 from benchmarks.stalls import diagnosis
 
@@ -88,6 +88,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path, diagnose: b
         rss_before = rss_mb()
         probe = LoopLagProbe().start()
         meter = CpuMeter().start()
+        gcwatch = GcWatch().start()
         began = time.perf_counter()
         await app.submit("Build it and tell me how it went.")
         if not await wait_until(lambda: not app.turn_running, timeout=120):
@@ -95,6 +96,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path, diagnose: b
         end = time.perf_counter()
         cpu = meter.percent()
         await probe.stop()
+        gcwatch.stop()
         stalls = sampler.window(began, end).describe() if sampler else ""
         await wait_until(lambda: "finished" in marks and paints.first_after(marks["finished"]) is not None, timeout=5)
         gc.collect()
@@ -115,6 +117,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path, diagnose: b
         "rss_growth": rss_after - rss_before,
         "cpu": cpu,
         "stalls": stalls,
+        "gc": gcwatch.describe(began, end),
     }
 
 
@@ -144,6 +147,7 @@ async def _run(quick: bool) -> BenchResult:
     result.add(Figure("p99 loop lag over the turn", "ms", [r["p99_ms"] for r in runs], target=at_most(33)))
     result.add(Figure("RSS growth over the turn", "MB", [r["rss_growth"] for r in runs], target=at_most(20)))
     result.add(Figure("whole turn (two replies of ~1 s each + the tool)", "s", [r["turn_s"] for r in runs]))
+    result.notes.append("Garbage collection during the turn: " + "; ".join(r["gc"] for r in runs) + ".")
     result.notes.append("Max loop lag over the turn (ms): " + ", ".join(f"{r['max_ms']:.0f}" for r in runs) + "; CPU over the turn: " + ", ".join(f"{r['cpu']:.0f}%" for r in runs) + ".")
     return result
 

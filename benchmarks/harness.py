@@ -293,3 +293,54 @@ def _git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
+
+
+class GcWatch:
+    """Records CPython's cyclic garbage collections (generation, pause) while active.
+
+    Full (generation 2) collections walk every tracked object, so on a large heap
+    they pause the event loop for tens to hundreds of milliseconds.
+    """
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float, float]] = []
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            now = time.perf_counter()
+            self.pauses.append((info["generation"], now, now - self._started))
+
+    def start(self) -> "GcWatch":
+        import gc
+
+        if self._callback not in gc.callbacks:
+            gc.callbacks.append(self._callback)
+        return self
+
+    def stop(self) -> None:
+        import gc
+
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+
+    def __enter__(self) -> "GcWatch":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def full(self, start: float | None = None, end: float | None = None) -> list[float]:
+        """Pauses (ms) of full collections between ``start`` and ``end``."""
+        return [d * 1000 for g, at, d in self.pauses if g == 2 and (start is None or at >= start) and (end is None or at <= end)]
+
+    def describe(self, start: float | None = None, end: float | None = None) -> str:
+        import gc
+
+        full = self.full(start, end)
+        tracked = len(gc.get_objects())
+        if not full:
+            return f"no full GC collection ({tracked:,} tracked objects)"
+        return f"{len(full)} full GC collections, longest {max(full):.0f} ms, {sum(full):.0f} ms in all ({tracked:,} tracked objects)"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -12,7 +15,7 @@ from typing import Any
 from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app
 from benchmarks.child import run_child
 from benchmarks.content import past_turn, text_for
-from benchmarks.harness import BenchResult, CpuMeter, Figure, LoopLagProbe, at_most, percentile, peak_rss_mb, rss_mb, wait_until
+from benchmarks.harness import BenchResult, CpuMeter, Figure, GcWatch, LoopLagProbe, at_most, percentile, peak_rss_mb, rss_mb, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
 from benchmarks.stalls import diagnosis
 
@@ -53,11 +56,14 @@ def turn_events(index: int) -> list[Any]:
     ]
 
 
-def write_session(settings: Any, turns: int) -> None:
-    """A session transcript of ``turns`` earlier turns, written by the app's own recorder."""
+def write_session(project: str, url: str, turns: int) -> None:
+    """A session transcript of ``turns`` earlier turns, written by the app's own recorder.
+
+    Runs in a separate process (same HOME) so the measured process's memory starts clean.
+    """
     from core.app import Application
 
-    application = Application(settings)
+    application = Application(bench_settings(Path(project), url, context_window=10_000_000))
     application.start_session()
     application.recorder.writer.durable = False  # setting up, not measured: skip the fsyncs
     for index in range(turns):
@@ -73,10 +79,11 @@ def measure(turns: int, seconds: float, diagnose: bool = False) -> dict[str, Any
 
 async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]:
     with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-history-") as tmp:
-        server.script(ReplySpec(text=text_for(60, seconds, seed=turns), chunk=12, tokens_per_second=60))
+        server.script(ReplySpec(text=text_for(60, seconds, seed=0), chunk=12, tokens_per_second=60))
         settings = bench_settings(Path(tmp), server.url, context_window=10_000_000)
         if turns:
-            write_session(settings, turns)
+            code = f"from benchmarks.history import write_session; write_session({tmp!r}, {server.url!r}, {turns})"
+            subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ), timeout=600)
         began = time.perf_counter()
         app = build_app(settings, continue_session=True)
         app.handler.model_provider.client  # import the SDK now: its first-use cost is not what this measures
@@ -92,6 +99,7 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
             rss_loaded = rss_mb()
             probe = LoopLagProbe().start()
             meter = CpuMeter().start()
+            gcwatch = GcWatch().start()
             start = time.perf_counter()
             await app.submit("One more question.")
             if not await wait_until(lambda: not app.turn_running, timeout=seconds * 4 + 30):
@@ -99,6 +107,7 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
             end = time.perf_counter()
             cpu = meter.percent()
             await probe.stop()
+            gcwatch.stop()
             stalls = sampler.window(start, end).describe() if sampler else ""
             live = len(app.chat.children)
             failed = [entry for entry in app.transcript if entry.get("role") == "error"]
@@ -116,6 +125,7 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
             "live_widgets": float(live),
             "turn_seconds": end - start,
             "stalls": stalls,
+            "gc": gcwatch.describe(start, end),
         }
 
 
@@ -149,6 +159,7 @@ def run(quick: bool = False) -> BenchResult:
             result.add(Figure(f"start → {size} turns resumed on screen", "s", [r["load_seconds"] for r in runs[size]]))
     result.notes.append(
         "Max loop lag (ms) per size: " + ", ".join(f"{s}: {max(r['max_lag_ms'] for r in runs[s]):.0f}" for s in sizes)
+        + "; garbage collection during the turn (first repeat): " + "; ".join(f"{s} turns: {runs[s][0]['gc']}" for s in sizes)
         + "; live chat widgets after the turn: " + ", ".join(f"{s}: {runs[s][0]['live_widgets']:.0f}" for s in sizes) + "."
     )
     return result

@@ -10,7 +10,7 @@ from typing import Any
 
 from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app, send_key
 from benchmarks.content import text_for
-from benchmarks.harness import BenchResult, CpuMeter, Figure, at_most, percentile, wait_until
+from benchmarks.harness import BenchResult, CpuMeter, Figure, GcWatch, at_most, percentile, wait_until
 from benchmarks.server import ReplySpec, ServerProcess
 from benchmarks.stalls import diagnosis
 
@@ -56,12 +56,19 @@ async def once(server: ServerProcess, rate: int, seconds: float, project: Path, 
 
     With ``diagnose``, also where the stalls of the typing window came from (slower: not a measurement).
     """
-    server.script(ReplySpec(text=text_for(rate, seconds + 2.0, seed=rate), chunk=12, tokens_per_second=rate))
+    server.script(ReplySpec(text=text_for(rate, seconds + 2.0, seed=0), chunk=12, tokens_per_second=rate))
     settings = bench_settings(project, server.url)
     app = build_app(settings)
     paints = PaintRecorder(app)
     keys = KeyLatency(app)
     paints.listeners.append(keys.on_frame)
+    with GcWatch() as gcwatch:
+        measured = await _typing(app, paints, keys, seconds, diagnose, gcwatch)
+    return measured | {"rate": rate}
+
+
+async def _typing(app: Any, paints: PaintRecorder, keys: KeyLatency, seconds: float, diagnose: bool, gcwatch: GcWatch) -> dict[str, Any]:
+    """Start the reply, type while it streams, and measure."""
     async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose) as sampler:
         await pilot.pause()
         await app.submit("Stream something long.")
@@ -77,17 +84,18 @@ async def once(server: ServerProcess, rate: int, seconds: float, project: Path, 
             await asyncio.sleep(max(0.0, start + (n + 1) * 0.05 - time.perf_counter()))
         cpu = meter.percent()
         stalls = sampler.window(start, time.perf_counter()).describe() if sampler else ""
+        collections = gcwatch.describe(start, time.perf_counter())
         streaming = app.turn_running
         await wait_until(lambda: not keys.pending, timeout=5)
         app.action_cancel_turn()
         await wait_until(lambda: not app.turn_running, timeout=10)
         await pilot.pause()
     if not streaming:
-        raise RuntimeError(f"the reply finished before the typing window ended at {rate} tokens/s")
+        raise RuntimeError("the reply finished before the typing window ended")
     if len(keys.latencies) < presses:
         raise RuntimeError(f"only {len(keys.latencies)} of {presses} keys reached the screen")
     lat_ms = [x * 1000 for x in keys.latencies]
-    return {"p99_ms": percentile(lat_ms, 99), "p50_ms": percentile(lat_ms, 50), "cpu": cpu, "stalls": stalls}
+    return {"p99_ms": percentile(lat_ms, 99), "p50_ms": percentile(lat_ms, 50), "cpu": cpu, "stalls": stalls, "gc": collections}
 
 
 async def _run(quick: bool) -> BenchResult:
@@ -109,6 +117,7 @@ async def _run(quick: bool) -> BenchResult:
     for rate in RATES:
         target = at_most(20) if rate == 60 else None
         result.add(Figure(f"CPU while typing @ {rate} tok/s", "% of a core", [r["cpu"] for r in runs[rate]], target=target))
+    result.notes.append("Garbage collection while typing (last repeat): " + "; ".join(f"{rate} tokens/s: {runs[rate][-1]['gc']}" for rate in RATES) + ".")
     result.notes.append("Median keypress → frame (ms) per rate: " + ", ".join(f"{rate}: {sorted(r['p50_ms'] for r in runs[rate])[len(runs[rate]) // 2]:.1f}" for rate in RATES) + ".")
     return result
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app, send_key
-from benchmarks.harness import BenchResult, Figure, at_most, percentile, wait_until
+from benchmarks.harness import BenchResult, Figure, GcWatch, at_most, percentile, wait_until
 
 TITLE = "File picker"
 METHOD = """\
@@ -67,7 +67,7 @@ def matcher_latencies(paths: list[str], queries: tuple[str, ...]) -> tuple[list[
     return out, build
 
 
-async def app_latencies(root: Path, count: int, queries: tuple[str, ...]) -> tuple[list[float], list[float]]:
+async def app_latencies(root: Path, count: int, queries: tuple[str, ...], gcwatch: GcWatch | None = None) -> tuple[list[float], list[float]]:
     """Milliseconds per keystroke in the app's file picker (to the frame, and to the results computed)."""
     from tui.screens.picker import FilePickerScreen
 
@@ -81,6 +81,8 @@ async def app_latencies(root: Path, count: int, queries: tuple[str, ...]) -> tup
         if not await wait_until(lambda: _listed(app) >= count, timeout=120):
             raise RuntimeError(f"the app listed {_listed(app)} of {count} files")
         await asyncio.sleep(0.3)
+        if gcwatch is not None:
+            gcwatch.start()
         for query in queries:
             await app.action_pick_files()
             await wait_until(lambda: isinstance(app.screen, FilePickerScreen), timeout=5)
@@ -109,6 +111,8 @@ async def app_latencies(root: Path, count: int, queries: tuple[str, ...]) -> tup
                 await asyncio.sleep(0.02)
             screen.dismiss([])
             await pilot.pause()
+        if gcwatch is not None:
+            gcwatch.stop()
     return out, computed_ms
 
 
@@ -136,8 +140,9 @@ def run(quick: bool = False) -> BenchResult:
     matcher_runs: list[list[float]] = []
     fzf_runs: list[list[float]] = []
     builds: list[float] = []
+    gcwatch = GcWatch()
     for _ in range(repeats):
-        to_frame, computed = asyncio.run(app_latencies(root, count, queries))
+        to_frame, computed = asyncio.run(app_latencies(root, count, queries, gcwatch))
         app_runs.append(to_frame)
         computed_runs.append(computed)
         latencies, build = matcher_latencies(paths, queries)
@@ -146,6 +151,7 @@ def run(quick: bool = False) -> BenchResult:
         fzf = fzf_latencies(paths, queries)
         if fzf is not None:
             fzf_runs.append(fzf)
+    result.notes.append(f"Garbage collection while typing in the picker (all repeats): {gcwatch.describe()}.")
     anchor = "fzf --filter" if fzf_runs else ""
     if not fzf_runs:
         result.notes.append("fzf is not installed, so the anchor was skipped (install it, e.g. `apt-get install fzf`).")

@@ -112,16 +112,22 @@ class StallSampler:
         return len(self.samples) * self.interval * 1000
 
     def top(self, count: int = 6, ours: bool = True) -> list[tuple[str, float]]:
-        """Functions most often on stalled stacks: ``(file:function, share of stalled time)``.
+        """Where stalled time went: ``(file:function, share of stalled samples)``, most first.
 
-        ``ours`` keeps the project's own code (core/, tui/); otherwise libraries only.
+        ``ours``: the innermost frame of the project's own code (core/, tui/) on each
+        stack, i.e. which of our functions was running, itself or through a library.
+        Otherwise: the library functions on the stacks (inclusive), dispatch frames left out.
         """
         counter: collections.Counter[str] = collections.Counter()
         for _, stack in self.samples:
+            if ours:
+                label = next((label for label in stack if label.startswith(("core/", "tui/"))), None)
+                if label is not None:
+                    counter[label] += 1
+                continue
             seen = set()
             for label in stack:
-                mine = label.startswith(("core/", "tui/"))
-                if mine == ours and label not in seen and not label.startswith(_GENERIC):
+                if not label.startswith(("core/", "tui/")) and label not in seen and not label.startswith(_GENERIC):
                     seen.add(label)
                     counter[label] += 1
         total = len(self.samples) or 1
@@ -135,8 +141,8 @@ class StallSampler:
             return ", ".join(f"`{label}` {share:.0%}" for label, share in items) or "none"
         what = f"{self.stalled_ms:.0f} ms stalled over {self.threshold * 1000:.0f} ms" if self.threshold else f"{self.stalled_ms:.0f} ms of loop time sampled"
         return (
-            f"{what}; on the sampled stacks, project code: "
-            f"{fmt(self.top(count, ours=True))}; libraries: {fmt(self.top(count, ours=False))}"
+            f"{what}; innermost project function on the sampled stacks: "
+            f"{fmt(self.top(count, ours=True))}; library functions on them: {fmt(self.top(count, ours=False))}"
         )
 
 

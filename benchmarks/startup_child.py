@@ -1,10 +1,10 @@
 """Child process of the time-to-prompt benchmark: start an app, note when its prompt is focused on screen.
 
-``python benchmarks/startup_child.py app|anchor READY_FILE``
+``python benchmarks/startup_child.py app|ui|anchor READY_FILE``
 
 ``app`` runs the real console entry point (``core.cli.main([])``), exactly as
-``assistant-tui`` does; ``anchor`` runs a minimal Textual app (a Markdown and an
-Input). Both run with Textual's headless driver (``TEXTUAL_DRIVER``). The first
+``assistant-tui`` does; ``ui`` (a diagnostic) builds the same app without its
+engine; ``anchor`` runs a minimal Textual app (a Markdown and an Input). Both run with Textual's headless driver (``TEXTUAL_DRIVER``). The first
 frame painted while the prompt has focus writes ``time.time()`` (and which heavy
 modules were already imported) to READY_FILE, and the app exits.
 
@@ -51,6 +51,20 @@ if KIND == "app":
     from core.cli import main
 
     main([])
+elif KIND == "ui":
+    # Diagnostic: the same app with no engine built before the first frame.
+    from core.config import load_settings
+    from tui.app import make_app
+
+    class _NoEngine:
+        approve = None
+        pinned_files: list[str] = []
+        project_root = None
+
+        def get_provider_identifier(self) -> str:
+            return "anthropic:claude-sonnet-4-5"
+
+    make_app(load_settings(), handler=_NoEngine()).run()
 else:
     from textual.app import ComposeResult
     from textual.widgets import Input, Markdown
