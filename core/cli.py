@@ -63,7 +63,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _error(message: str) -> None:
-    print(f"assistant-tui: {message}", file=sys.stderr)
+    from core.text import visible_controls
+
+    print(f"assistant-tui: {visible_controls(message)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,7 +168,9 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
             final = event
     if isinstance(final, ev.TurnCompleted):
         if output_format == "text":
-            sys.stdout.write(final.result.get("content", "").rstrip("\n") + "\n")
+            from core.text import visible_controls
+
+            sys.stdout.write(visible_controls(final.result.get("content", "")).rstrip("\n") + "\n")
             sys.stdout.flush()
         return EXIT_OK
     _error(final.message if final else "the turn ended without a result")
@@ -179,7 +183,9 @@ def _emit_task_result(result: dict[str, Any], output_format: str) -> int:
     if output_format == "jsonl":
         sys.stdout.write(json.dumps({"kind": "task_result", "result": result}, default=str) + "\n")
     elif not is_error(result):
-        sys.stdout.write(str(result.get("content", "")).rstrip("\n") + "\n")
+        from core.text import visible_controls
+
+        sys.stdout.write(visible_controls(str(result.get("content", ""))).rstrip("\n") + "\n")
     sys.stdout.flush()
     if is_error(result):
         _error(str(result.get("content", "the task failed")))

@@ -21,6 +21,7 @@ from core.types import ApprovalRequest, Decision, error_result
 from tui import context_ops, sessions
 from tui.commands import complete_command, find_command, parse_command
 from tui.file_source import FileSource
+from tui.filters import ControlCharacterFilter
 from tui.format import format_tokens, pretty_args
 from tui.help import help_renderable, onboarding_markdown
 from tui.palette import AssistantCommands
@@ -57,6 +58,7 @@ class AssistantApp(App[None]):
 
     def __init__(self, settings: Settings, *, application: Any = None, handler: Any = None, clock: Clock | None = None, engine_error: str = "") -> None:
         super().__init__()
+        self._filters.append(ControlCharacterFilter())  # content is shown, never obeyed by the terminal
         self.settings = settings
         self.application = application
         self.handler = handler if handler is not None else getattr(application, "handler", None)

@@ -58,10 +58,6 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core/cli.py writes the final answer to stdout as is: OSC 52/8, CSI and C1 sequences reach the terminal. "
-    "Fix: in text mode write the answer through a sanitiser that shows control characters other than \\n and \\t "
-    "visibly (e.g. ESC as '\\x1b' or U+241B) before sys.stdout.write."))
 def test_headless_text_mode_prints_escapes_literally(fake_llm: FakeLLM, project: Path) -> None:
     fake_llm.script(Reply(text=f"Here you go: {EVIL}"))
     out = run_cli(["-p", "show me"], project)
@@ -95,13 +91,6 @@ def screen_text(app: Any) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "The TUI passes control characters from content straight to the terminal: Static(Text(...)) and Markdown keep "
-    "ESC, so OSC 52 (clipboard write), OSC 8, CSI 2J/cursor moves and C1 controls are emitted raw from the chat, "
-    "the trace and the approval modal. Fix (TUI owner): one sanitiser in tui/format.py that replaces C0 controls "
-    "except \\n/\\t, DEL and C1 (0x80-0x9f) with visible escapes (e.g. '\\x1b' or U+241B), applied to every piece of "
-    "model/tool/user text before it reaches a widget: AssistantMessage.append/finish, UserMessage, ToolCallLine and "
-    "summarize_args, ToolCallView (arguments and result), NoteMessage, TextViewScreen and describe_request."))
 async def test_tui_shows_escapes_and_markup_literally(fake_llm: FakeLLM, project: Path) -> None:
     from tests.tui.conftest import FixedClock, finish_turn, send, wait_for
     from tui.app import make_app
