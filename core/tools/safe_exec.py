@@ -31,6 +31,8 @@ __all__ = [
     "FILE_PATH_COMMAND_SPEC",
     "CommandResult",
     "execute_command_safely",
+    "FoundPaths",
+    "find_paths_in_output",
     "parse_file_paths_from_output",
     "run_file_path_command",
     "scrubbed_env",
@@ -41,7 +43,8 @@ log = logging.getLogger(__name__)
 TOOL_NAME = "executeFilePathCommand"
 STDERR_CAP = 64 * 1024
 MAX_LISTED_PATHS = 500
-MAX_PARSED_PATHS = 20_000
+MAX_CHECKED_LINES = 10_000
+_LINE = re.compile(r"[^\n\0]+")
 _CHUNK = 64 * 1024
 _REAP_SECONDS = 2.0
 # Programs whose exit status 1 means "nothing matched", not a failure.
@@ -359,39 +362,68 @@ async def execute_command_safely(
     return finish("error", reason=f"The command exited with status {code}: {first_line}", **common)
 
 
+@dataclass(frozen=True)
+class FoundPaths:
+    """The paths found in a command's output, and how much of the output was not checked."""
+
+    paths: list[str]
+    unchecked_lines: int = 0
+    """Lines after the first ``MAX_CHECKED_LINES`` distinct ones, never looked up."""
+
+
+def find_paths_in_output(
+    output: str, project_root: Path, *, base: Path | None = None, max_checked: int = MAX_CHECKED_LINES
+) -> FoundPaths:
+    """The existing paths inside the project that a command printed, one per line.
+
+    Each distinct line is looked up once, and at most ``max_checked`` distinct lines
+    are (a filesystem call each: endless output such as ``yes`` or ``seq`` must not
+    cost one per line); the lines after that are counted, not checked. Blocking:
+    call it with ``asyncio.to_thread`` from async code.
+
+    Args:
+        output: The command's stdout; lines end in newlines or NULs.
+        project_root: Paths resolving outside it are dropped.
+        base: What relative lines are relative to (default: the project root).
+        max_checked: How many distinct lines to look up at most.
+    """
+    root = project_root.resolve()
+    start = base or root
+    checked: set[str] = set()
+    found: dict[str, None] = {}
+    lines = _LINE.finditer(output)
+    for match in lines:
+        text = match.group().strip()
+        if not text or text.startswith("~") or text in checked:
+            continue
+        if len(checked) >= max_checked:
+            rest = sum(1 for m in lines if (t := m.group().strip()) and t not in checked and not t.startswith("~"))
+            return FoundPaths(list(found), rest + 1)
+        checked.add(text)
+        candidate = Path(text) if os.path.isabs(text) else start / text
+        try:
+            resolved = candidate.resolve(strict=True)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if resolved == root or not is_inside(resolved, root) or ".git" in resolved.relative_to(root).parts:
+            continue
+        found[str(resolved)] = None
+    return FoundPaths(list(found))
+
+
 def parse_file_paths_from_output(output: str, project_root: Path, *, base: Path | None = None) -> list[str]:
     """The existing paths inside the project that a command printed, one per line.
 
     Relative lines are taken from ``base`` (default: the project root). Each path is resolved
     (symbolic links followed); paths that do not exist, resolve outside the
     root or lie in git's own ``.git`` directory are dropped, duplicates removed,
-    order kept.
+    order kept. Only the first ``MAX_CHECKED_LINES`` distinct lines are looked up
+    (see :func:`find_paths_in_output`, which also says how many were not).
 
     Returns:
         Absolute resolved paths as strings.
     """
-    root = project_root.resolve()
-    seen: set[str] = set()
-    found: list[str] = []
-    for line in re.split(r"[\n\0]", output):
-        text = line.strip()
-        if not text or text.startswith("~"):
-            continue
-        candidate = Path(text) if os.path.isabs(text) else (base or root) / text
-        try:
-            resolved = candidate.resolve(strict=True)
-        except (OSError, RuntimeError, ValueError):
-            continue
-        key = str(resolved)
-        if resolved == root or not is_inside(resolved, root) or key in seen:
-            continue
-        if ".git" in resolved.relative_to(root).parts:
-            continue
-        seen.add(key)
-        found.append(key)
-        if len(found) >= MAX_PARSED_PATHS:
-            break
-    return found
+    return find_paths_in_output(output, project_root, base=base).paths
 
 
 def _listing(paths: list[str], root: Path) -> str:
@@ -428,18 +460,24 @@ async def run_file_path_command(
     )
     listed_dir = ls_listing_dir(result.argv[0]) if result.argv else None
     base = project_root.resolve() / listed_dir if listed_dir else None
-    paths = parse_file_paths_from_output(result.stdout, project_root, base=base) if result.stdout else []
+    found = FoundPaths([])
+    if result.stdout:
+        found = await asyncio.to_thread(find_paths_in_output, result.stdout, project_root, base=base)
+    paths = found.paths
     meta = dict(command=command, paths=paths, argv=result.argv, returncode=result.returncode,
-                command_status=result.status, truncated=result.truncated, decision=result.decision)
+                command_status=result.status, truncated=result.truncated, decision=result.decision,
+                unchecked_lines=found.unchecked_lines)
+    unchecked = (f"Only the first {MAX_CHECKED_LINES} distinct lines of output were checked for paths; "
+                 f"{found.unchecked_lines} more were not. Narrow the search.") if found.unchecked_lines else ""
     if result.status == "refused":
         return error_result(f"Refused: {result.reason}", **meta)
     if result.status == "timeout":
         partial = f"\nPaths found before it stopped:\n{_listing(paths, project_root)}" if paths else ""
-        return error_result(f"{result.reason}{partial}", **meta)
+        return error_result("\n".join(filter(None, [f"{result.reason}{partial}", unchecked])), **meta)
     if result.status == "error" and not paths:
         detail = f"\n{result.stderr.strip()[:2000]}" if result.stderr.strip() else ""
         return error_result(f"{result.reason}{detail}", **meta)
-    notes = [result.reason] if result.reason else []
+    notes = [note for note in (result.reason, unchecked) if note]
     if paths:
         body = f"Found {len(paths)} path(s):\n{_listing(paths, project_root)}"
     elif result.stdout.strip():

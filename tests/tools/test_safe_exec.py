@@ -14,7 +14,9 @@ import pytest
 
 from core.tools.safe_exec import (
     FILE_PATH_COMMAND_SPEC,
+    MAX_CHECKED_LINES,
     execute_command_safely,
+    find_paths_in_output,
     parse_file_paths_from_output,
     run_file_path_command,
     scrubbed_env,
@@ -201,6 +203,24 @@ class TestParseFilePaths:
         evil.mkdir()
         (evil / "x.py").write_text("")
         assert parse_file_paths_from_output(str(evil / "x.py"), repo) == []
+
+    def test_repeated_lines_are_looked_up_once_and_do_not_count_towards_the_cap(self, repo: Path) -> None:
+        output = "src/auth.py\n" * 200_000 + "missing\n" * 1000 + "README.md\n"
+        found = find_paths_in_output(output, repo, max_checked=3)
+        assert rel(found.paths, repo) == ["src/auth.py", "README.md"] and found.unchecked_lines == 0
+
+    def test_lines_past_the_cap_are_counted_not_checked(self, repo: Path) -> None:
+        output = "\n".join(["src/auth.py", "a", "b", "README.md", "c", "src/auth.py", "docs/auth.md", "", "~/x"])
+        found = find_paths_in_output(output, repo, max_checked=3)
+        # checked: src/auth.py, a, b; not: README.md, c, docs/auth.md (a repeat of a checked line is not counted)
+        assert rel(found.paths, repo) == ["src/auth.py"] and found.unchecked_lines == 3
+
+    async def test_the_result_says_how_many_lines_were_not_checked(self, repo: Path) -> None:
+        result = await run_file_path_command({"command": f"seq {MAX_CHECKED_LINES + 2500}"}, project_root=repo,
+                                             approval_mode="allow")
+        assert result["status"] == "success" and result["metadata"]["unchecked_lines"] == 2500
+        assert f"Only the first {MAX_CHECKED_LINES} distinct lines of output were checked" in result["content"]
+        assert "2500 more were not" in result["content"]
 
 
 class TestApproval:
