@@ -241,7 +241,7 @@ class BaseHandler:
             return []
         if result.status != "success":
             return []
-        return parse_file_paths_from_output(result.stdout, self.project_root)
+        return await asyncio.to_thread(parse_file_paths_from_output, result.stdout, self.project_root)
 
     # -- metrics -------------------------------------------------------------
     def estimate_tokens(self, system_prompt: str, tools: Sequence[ToolSpec] | None = None) -> int:
