@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", metavar="PATH", type=Path, help="Markdown report path (the JSON goes beside it); "
                         "default docs/benchmarks.md, or the cache directory with --quick")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one benchmark may run before it is abandoned")
+    parser.add_argument(
+        "--whatif",
+        metavar="PATCHES",
+        help="apply proposed fixes at run time (benchmarks/whatif.py: status, coalesce, gcfreeze, window), comma-separated; "
+        "the report goes to the cache directory unless --output is given",
+    )
     parser.add_argument("--render", metavar="JSON", type=Path, help="only rewrite the Markdown report from an earlier run's JSON (e.g. after editing benchmarks/FINDINGS.md)")
     return parser
 
@@ -55,7 +61,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}", file=sys.stderr)
             return 2
         names = [n for n in BENCHMARKS if n in wanted]
-    output = args.output or (paths.CACHE / "benchmarks-quick.md" if args.quick else paths.DOCS / "benchmarks.md")
+    if args.whatif:
+        from benchmarks.whatif import ENV, PATCHES
+
+        unknown = sorted(set(args.whatif.split(",")) - set(PATCHES))
+        if unknown:
+            print(f"unknown what-if patch(es): {', '.join(unknown)}; choose from {', '.join(PATCHES)}", file=sys.stderr)
+            return 2
+        os.environ[ENV] = args.whatif
+    default = paths.CACHE / ("benchmarks-whatif.md" if args.whatif else "benchmarks-quick.md")
+    output = args.output or (default if args.quick or args.whatif else paths.DOCS / "benchmarks.md")
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
     print(f"assistant-tui benchmarks ({'quick' if args.quick else 'full'}): {', '.join(names)}", flush=True)
@@ -76,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m benchmarks" + (" " + shlex.join(argv if argv is not None else sys.argv[1:]) if (argv if argv is not None else sys.argv[1:]) else ""),
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "quick": args.quick,
+        "whatif": args.whatif or "",
         "seconds": time.perf_counter() - started,
         "machine": machine_info(),
         "results": results,

@@ -63,6 +63,9 @@ def _main(argv: list[str]) -> int:
     module_name, function, result_file, raw_args = argv
     out = Path(result_file)
     try:
+        from benchmarks.whatif import apply_from_environment
+
+        apply_from_environment()
         module = importlib.import_module(f"benchmarks.{module_name}")
         value = getattr(module, function)(**json.loads(raw_args))
         if hasattr(value, "to_json"):

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.child import run_child
 from benchmarks.apphost import SIZE, PaintRecorder, StreamClock, bench_settings, build_app, track_markdown
 from benchmarks.content import CHARS_PER_TOKEN, mixed_markdown
 from benchmarks.harness import BenchResult, Figure, at_least, at_most, wait_until
@@ -24,8 +25,7 @@ the chat's Markdown has mounted the whole text. Rate = tokens (characters ÷ 4)
 ÷ (final frame − first chunk); final lag = final frame − last chunk. The anchor
 is stock Textual alone: a `Markdown` in an anchored `VerticalScroll` fed the
 same deltas through `Markdown.get_stream` (no network, no SDK) as fast as it
-accepts them. Each repeat runs app then anchor in one process, after a
-discarded warm-up of both."""
+accepts them. Every app and anchor run has a fresh process of its own."""
 
 
 def _measure(paints: PaintRecorder, done: dict[str, float], first: float, last: float, chars: int) -> dict[str, float]:
@@ -106,30 +106,35 @@ async def anchor_once(text: str, chunk: int = 12) -> dict[str, float]:
     return _measure(paints, done, first, last, len(text))
 
 
-async def _run(quick: bool) -> BenchResult:
+def measure_app(chars: int, diagnose: bool = False) -> dict[str, Any]:
+    """The app streaming ``chars`` characters, in this (fresh) process."""
+
+    async def go() -> dict[str, Any]:
+        with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-firehose-") as tmp:
+            return await app_once(server, mixed_markdown(chars, seed=7), Path(tmp), diagnose)
+
+    return asyncio.run(go())
+
+
+def measure_anchor(chars: int) -> dict[str, float]:
+    """Stock Markdown streaming the same text, in this (fresh) process."""
+    return asyncio.run(anchor_once(mixed_markdown(chars, seed=7)))
+
+
+def run(quick: bool = False) -> BenchResult:
     chars = 3_000 if quick else 40_000
     repeats = 1 if quick else 5
-    text = mixed_markdown(chars, seed=7)
     result = BenchResult("firehose", TITLE, parameters={"characters": chars, "tokens": chars // CHARS_PER_TOKEN, "repeats": repeats, "delta": "12 chars"})
-    apps: list[dict[str, float]] = []
-    anchors: list[dict[str, float]] = []
-    with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-firehose-") as tmp:
-        project = Path(tmp)
-        if not quick:
-            await app_once(server, text, project)
-            await anchor_once(text)
-        for _ in range(repeats):
-            apps.append(await app_once(server, text, project))
-            anchors.append(await anchor_once(text))
-        if not quick:
-            diagnostic = await app_once(server, text, project, diagnose=True)
-            result.notes.append(f"Diagnostic repeat (the loop thread's stack sampled every 2 ms while streaming; not measured): {diagnostic['profile']}.")
+    apps = []
+    anchors = []
+    for _ in range(repeats):
+        apps.append(run_child("firehose", "measure_app", {"chars": chars}))
+        anchors.append(run_child("firehose", "measure_anchor", {"chars": chars}))
+    if not quick:
+        diagnostic = run_child("firehose", "measure_app", {"chars": chars, "diagnose": True})
+        result.notes.append(f"Diagnostic repeat (the loop thread's stack sampled every 2 ms while streaming; not measured): {diagnostic['profile']}.")
     anchor_name = "stock Markdown + MarkdownStream"
     result.add(Figure("sustained rate rendered", "tokens/s", [a["tokens_per_second"] for a in apps], [a["tokens_per_second"] for a in anchors], anchor_name, at_least(2500)))
     result.add(Figure("last byte → final frame", "ms", [a["final_lag_ms"] for a in apps], [a["final_lag_ms"] for a in anchors], anchor_name, at_most(50)))
     result.add(Figure("frames painted while streaming", "frames", [a["frames"] for a in apps], [a["frames"] for a in anchors], anchor_name))
     return result
-
-
-def run(quick: bool = False) -> BenchResult:
-    return asyncio.run(_run(quick))

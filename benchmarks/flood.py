@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.child import run_child
 from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app
 from benchmarks.content import text_for
 from benchmarks.harness import BenchResult, CpuMeter, Figure, GcWatch, LoopLagProbe, at_most, percentile, rss_mb, wait_until
@@ -30,7 +31,7 @@ painted after the trace shows it finished (includes running the subprocess).
 p99 loop lag (10 ms probe) over the whole turn; RSS growth = resident memory
 after the turn (after `gc.collect()`) − before it. Anchor: the same subprocess
 read by a bare asyncio program (the tool's own floor). The context window is
-set to 10M tokens so the result can be sent back."""
+set to 10M tokens so the result can be sent back. Each repeat has a fresh process."""
 
 LINE = "{:06d} | CC drivers/net/ethernet/intel/ixgbe/ixgbe_main.o ... ok\n"
 PRINTER = "import sys\nfor i in range({n}):\n    sys.stdout.write({line!r}.format(i))\n"
@@ -129,20 +130,28 @@ async def anchor_once(lines: int) -> float:
     return time.perf_counter() - began
 
 
-async def _run(quick: bool) -> BenchResult:
+def measure(lines: int, diagnose: bool = False) -> dict[str, Any]:
+    """One flood in this (fresh) process."""
+
+    async def go() -> dict[str, Any]:
+        with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-flood-") as tmp:
+            return await app_once(server, lines, Path(tmp), diagnose)
+
+    return asyncio.run(go())
+
+
+def run(quick: bool = False) -> BenchResult:
     lines = 10_000 if quick else 100_000
     repeats = 1 if quick else 3
     result = BenchResult("flood", TITLE, parameters={"lines": lines, "bytes": len(LINE.format(0)) * lines, "stream": "250 tokens/s before and after", "repeats": repeats})
-    runs: list[dict[str, float]] = []
+    runs: list[dict[str, Any]] = []
     anchors: list[float] = []
-    with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-flood-") as tmp:
-        for _ in range(repeats):
-            runs.append(await app_once(server, lines, Path(tmp)))
-            anchors.append(await anchor_once(lines))
-            server.clear()
-        if not quick:
-            diagnostic = await app_once(server, lines, Path(tmp), diagnose=True)
-            result.notes.append(f"Diagnostic repeat (stack sampling, not measured): {diagnostic['stalls']}.")
+    for _ in range(repeats):
+        runs.append(run_child("flood", "measure", {"lines": lines}))
+        anchors.append(asyncio.run(anchor_once(lines)))
+    if not quick:
+        diagnostic = run_child("flood", "measure", {"lines": lines, "diagnose": True})
+        result.notes.append(f"Diagnostic repeat (stack sampling, not measured): {diagnostic['stalls']}.")
     result.add(Figure("tool start → finished on screen", "s", [r["flood_s"] for r in runs], anchors, "the subprocess alone", at_most(2.0)))
     result.add(Figure("p99 loop lag over the turn", "ms", [r["p99_ms"] for r in runs], target=at_most(33)))
     result.add(Figure("RSS growth over the turn", "MB", [r["rss_growth"] for r in runs], target=at_most(20)))
@@ -150,7 +159,3 @@ async def _run(quick: bool) -> BenchResult:
     result.notes.append("Garbage collection during the turn: " + "; ".join(r["gc"] for r in runs) + ".")
     result.notes.append("Max loop lag over the turn (ms): " + ", ".join(f"{r['max_ms']:.0f}" for r in runs) + "; CPU over the turn: " + ", ".join(f"{r['cpu']:.0f}%" for r in runs) + ".")
     return result
-
-
-def run(quick: bool = False) -> BenchResult:
-    return asyncio.run(_run(quick))

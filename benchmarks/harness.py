@@ -294,7 +294,6 @@ def _git_commit() -> str:
         return "unknown"
 
 
-
 class GcWatch:
     """Records CPython's cyclic garbage collections (generation, pause) while active.
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.child import run_child
 from benchmarks.apphost import SIZE, PaintRecorder, bench_settings, build_app, send_key
 from benchmarks.content import text_for
 from benchmarks.harness import BenchResult, CpuMeter, Figure, GcWatch, at_most, percentile, wait_until
@@ -98,29 +99,33 @@ async def _typing(app: Any, paints: PaintRecorder, keys: KeyLatency, seconds: fl
     return {"p99_ms": percentile(lat_ms, 99), "p50_ms": percentile(lat_ms, 50), "cpu": cpu, "stalls": stalls, "gc": collections}
 
 
-async def _run(quick: bool) -> BenchResult:
+def measure(rate: int, seconds: float, diagnose: bool = False) -> dict[str, Any]:
+    """One rate in this (fresh) process: each app instance gets a process of its own."""
+
+    async def go() -> dict[str, Any]:
+        with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-keys-") as tmp:
+            return await once(server, rate, seconds, Path(tmp), diagnose)
+
+    return asyncio.run(go())
+
+
+def run(quick: bool = False) -> BenchResult:
     seconds = 1.0 if quick else 6.0
     repeats = 1 if quick else 3
     result = BenchResult("keys", TITLE, parameters={"rates": "60, 250, 1000 tokens/s", "typing": f"{seconds:g} s per repeat, a key every 50 ms", "repeats": repeats})
-    runs: dict[int, list[dict[str, float]]] = {rate: [] for rate in RATES}
-    with ServerProcess() as server, tempfile.TemporaryDirectory(prefix="atui-keys-") as tmp:
-        for _ in range(repeats):
-            for rate in RATES:
-                runs[rate].append(await once(server, rate, seconds, Path(tmp)))
-                server.clear()
-        if not quick:
-            diagnostic = await once(server, 250, seconds, Path(tmp), diagnose=True)
-            result.notes.append(f"Diagnostic repeat at 250 tokens/s (stack sampling, not measured): {diagnostic['stalls']}.")
+    runs: dict[int, list[dict[str, Any]]] = {rate: [] for rate in RATES}
+    for _ in range(repeats):
+        for rate in RATES:
+            runs[rate].append(run_child("keys", "measure", {"rate": rate, "seconds": seconds}))
+    if not quick:
+        diagnostic = run_child("keys", "measure", {"rate": 250, "seconds": seconds, "diagnose": True})
+        result.notes.append(f"Diagnostic repeat at 250 tokens/s (stack sampling, not measured): {diagnostic['stalls']}.")
     for rate in RATES:
         target = at_most(33) if rate == 250 else None
         result.add(Figure(f"p99 keypress → frame @ {rate} tok/s", "ms", [r["p99_ms"] for r in runs[rate]], target=target))
     for rate in RATES:
         target = at_most(20) if rate == 60 else None
         result.add(Figure(f"CPU while typing @ {rate} tok/s", "% of a core", [r["cpu"] for r in runs[rate]], target=target))
-    result.notes.append("Garbage collection while typing (last repeat): " + "; ".join(f"{rate} tokens/s: {runs[rate][-1]['gc']}" for rate in RATES) + ".")
+    result.notes.append("Garbage collection while typing (first repeat): " + "; ".join(f"{rate} tokens/s: {runs[rate][0]['gc']}" for rate in RATES) + ".")
     result.notes.append("Median keypress → frame (ms) per rate: " + ", ".join(f"{rate}: {sorted(r['p50_ms'] for r in runs[rate])[len(runs[rate]) // 2]:.1f}" for rate in RATES) + ".")
     return result
-
-
-def run(quick: bool = False) -> BenchResult:
-    return asyncio.run(_run(quick))

@@ -23,7 +23,7 @@ def pythonpath() -> str:
 
 def isolated_environment(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The current environment with HOME and the XDG dirs under ``home``, no real keys, a 256-colour terminal."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_TUI_", "ANTHROPIC_", "OPENAI_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_TUI_", "ANTHROPIC_", "OPENAI_"))}  # keeps BENCH_WHATIF
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),

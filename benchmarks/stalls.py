@@ -137,6 +137,7 @@ class StallSampler:
         """One line for a report: stalled time and where it went."""
         if not self.samples:
             return f"no loop stall over {self.threshold * 1000:.0f} ms was sampled"
+
         def fmt(items: list[tuple[str, float]]) -> str:
             return ", ".join(f"`{label}` {share:.0%}" for label, share in items) or "none"
         what = f"{self.stalled_ms:.0f} ms stalled over {self.threshold * 1000:.0f} ms" if self.threshold else f"{self.stalled_ms:.0f} ms of loop time sampled"
