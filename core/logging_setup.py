@@ -46,6 +46,6 @@ def setup_logging(secrets: Iterable[str] = (), *, level: int = logging.INFO, log
     root.addHandler(handler)
     root.setLevel(level)
     # The SDKs log request details at DEBUG; keep them at INFO or above.
-    for noisy in ("httpx", "httpcore", "anthropic", "openai", "LiteLLM", "litellm"):
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai", "LiteLLM", "litellm"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
     return log_path

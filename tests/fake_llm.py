@@ -184,7 +184,7 @@ class FakeLLM:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._stop_event = threading.Event()
-        self.nodelay = False
+        self.nodelay = True
         """Set TCP_NODELAY on connections: without it each streamed response waits ~40 ms for a delayed ACK."""
 
     # -- lifecycle ---------------------------------------------------------
@@ -196,7 +196,7 @@ class FakeLLM:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-llm", daemon=True)
+        self._thread = threading.Thread(target=lambda: self._server.serve_forever(poll_interval=0.05), name="fake-llm", daemon=True)
         self._thread.start()
         return self
 
