@@ -9,15 +9,16 @@ answers without tools, yielding a typed event (:mod:`core.events`) for every ste
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
+from core.handlers.registration import ToolRegistrationMixin, maybe_await
 from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.validation import validate_arguments
 from core.plan import PLAN_INSTRUCTIONS, parse_plan
@@ -25,13 +26,11 @@ from core.providers.base import ProviderError, ResponseComplete, TextChunk, Tool
 from core.types import (
     ApprovalRequest,
     Decision,
-    Message,
     TaskResult,
     TaskStatus,
     ToolCall,
     error_result,
     is_error,
-    ok_result,
 )
 
 log = logging.getLogger(__name__)
@@ -72,7 +71,7 @@ class _Turn:
     deferred: list[ev.Event] = field(default_factory=list)
 
 
-class PassthroughHandler(BaseHandler):
+class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
     """Handles raw user queries with the model and the registered tools."""
 
     def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None) -> None:
@@ -346,7 +345,7 @@ class PassthroughHandler(BaseHandler):
             return Decision.DENY, True, "nobody can approve this here (headless mode without --yes); tell the user what you wanted to do instead."
         describe = spec.get("describe")
         try:
-            detail = await _maybe_await(describe(call.parameters)) if callable(describe) else _describe_parameters(call.parameters)
+            detail = await maybe_await(describe(call.parameters)) if callable(describe) else _describe_parameters(call.parameters)
         except Exception as exc:  # noqa: BLE001 - the tool itself will report the problem
             detail = f"{_describe_parameters(call.parameters)}\n(could not prepare: {exc})"
         request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)
@@ -385,7 +384,7 @@ class PassthroughHandler(BaseHandler):
 
     def _display_path(self, path: str) -> str:
         try:
-            return str(__import__("pathlib").Path(path).relative_to(self.project_root))
+            return str(Path(path).relative_to(self.project_root))
         except ValueError:
             return path
 
@@ -413,68 +412,6 @@ class PassthroughHandler(BaseHandler):
             session_allowed=self.session_allowed,
             tool_call_id=self._current_call_id,
         )
-
-    def registerDirectTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
-        """Register a tool taking ``query`` (required) and ``file_context`` (list of paths)."""
-        if not self.register_tool(*self._wrapped_tool(name, func, "query", continuation=False)):
-            return False
-        self.direct_tools[name] = func
-        return True
-
-    def registerSubtaskTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
-        """Register a tool taking ``prompt`` and ``file_context``; CONTINUATION results run their subtask."""
-        if not self.register_tool(*self._wrapped_tool(name, func, "prompt", continuation=True)):
-            return False
-        self.subtask_tools[name] = func
-        return True
-
-    def _wrapped_tool(self, name: str, func: Callable[..., Any], key: str, *, continuation: bool) -> tuple[dict[str, Any], Any]:
-        """Spec and executor calling ``func(key_value, file_context)``, or ``func(params)`` for other shapes."""
-        spec = {
-            "name": name,
-            "description": f"Run {name} with a {key} and optional files.",
-            "input_schema": {
-                "type": "object",
-                "properties": {key: {"type": "string"}, "file_context": {"type": "array", "items": {"type": "string"}}},
-                "required": [key],
-            },
-        }
-
-        async def executor(params: dict[str, Any]) -> Any:
-            if key in params:
-                value = await _maybe_await(func(params[key], params.get("file_context") or []))
-            else:
-                value = await _maybe_await(func(params))
-            if continuation and isinstance(value, dict) and value.get("status") == TaskStatus.CONTINUATION.value:
-                follow = getattr(self.task_system, "follow_continuation", None)
-                if follow is not None:  # runs the subtask, and the ones it continues into
-                    return await _maybe_await(follow(value))
-                request = (value.get("notes") or {}).get("subtask_request")
-                runner = getattr(self.task_system, "execute_subtask", None)
-                if request is None or runner is None:
-                    return error_result(f"{name} asked for a subtask, but no subtask could be run.")
-                return await _maybe_await(runner(request))
-            return value
-
-        return spec, executor
-
-    register_direct_tool = registerDirectTool
-    register_subtask_tool = registerSubtaskTool
-
-    def register_user_input_tool(self, ask: Callable[[str], Awaitable[str]]) -> bool:
-        """A tool (``askUser``) through which the model asks the user a question."""
-
-        async def executor(params: dict[str, Any]) -> TaskResult:
-            answer = await ask(params["question"])
-            return ok_result(answer)
-
-        spec = {
-            "name": "askUser",
-            "description": "Ask the user a question and get their answer.",
-            "input_schema": {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]},
-        }
-        return self.register_tool(spec, executor)
-
 
 def split_mode(query: str) -> tuple[str, str]:
     """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""
@@ -516,7 +453,3 @@ def _describe_parameters(params: dict[str, Any]) -> str:
             value = ", ".join(map(str, value)) or "(none)"
         lines.append(f"{key}: {value}")
     return "\n".join(lines)
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
