@@ -126,7 +126,7 @@ async def run_headless(
 
     application = Application(settings)
     try:
-        for notice in application.start_session(continue_latest=continue_session, resume=resume):
+        for notice in application.start_session(continue_latest=continue_session, resume=resume, fork_if_locked=True):
             print(f"assistant-tui: {notice}", file=sys.stderr)
     except SessionError as exc:
         _error(str(exc))

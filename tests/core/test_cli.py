@@ -131,3 +131,26 @@ def test_kill_9_while_streaming_then_continue(fake_llm, project):
     users = [m for m in fake_llm.requests[-1].messages if m["role"] == "user"]
     texts = [b.get("text") for m in users for b in m["content"] if b.get("type") == "text"]
     assert texts == ["question 0", "question 1", "question 2", "after the crashes"]
+
+
+def test_a_session_open_elsewhere_is_forked_not_corrupted(fake_llm, project):
+    """Two instances on one session: the second is told and continues in a fork; the first is untouched."""
+    from core.sessions import SessionStore, load_session
+
+    fake_llm.script(Reply(text="first answer"))
+    assert run_cli(["-p", "first question"], project).returncode == 0
+    store = SessionStore()
+    held = store.latest(project.resolve())
+    writer = store.writer(held)  # another assistant-tui has it open
+    try:
+        fake_llm.script(Reply(text="in the fork"))
+        out = run_cli(["-p", "second question", "--continue"], project)
+    finally:
+        writer.close()
+    assert out.returncode == 0, out.stderr
+    assert "open in another assistant-tui" in out.stderr and "fork" in out.stderr
+    original = [m["content"] for m in load_session(held).messages]
+    assert original == ["first question", "first answer"]
+    fork = store.latest(project.resolve())
+    assert fork.id != held.id
+    assert [m["content"] for m in load_session(fork).messages] == ["first question", "first answer", "second question", "in the fork"]
