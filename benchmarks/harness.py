@@ -167,6 +167,17 @@ def _number(value: float) -> str:
 
 
 # -- probes ---------------------------------------------------------------------
+async def cancel(task: "asyncio.Task[None] | None") -> None:
+    """Cancel a background task and wait until it is gone."""
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+
+
 class LoopLagProbe:
     """Measures event-loop lag: a task sleeping ``interval`` records how late it wakes.
 
@@ -192,13 +203,8 @@ class LoopLagProbe:
             self.samples.append((after, max(0.0, after - before - interval)))
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     def lags(self, start: float | None = None, end: float | None = None) -> list[float]:
         """Lags (seconds) of wake-ups between ``start`` and ``end`` (perf_counter times)."""

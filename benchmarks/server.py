@@ -95,12 +95,8 @@ class ServerProcess:
 
 
 def _serve() -> None:
-    from tests import fake_llm
     from tests.fake_llm import FakeLLM, Reply, Tool
 
-    # Many small SSE writes per response: without TCP_NODELAY, Nagle's algorithm and the
-    # client's delayed ACK add ~40 ms per request, which is not the app's doing.
-    fake_llm._Handler.disable_nagle_algorithm = True
     fake = FakeLLM().start()
     print(json.dumps({"url": fake.anthropic_url}), flush=True)
     for line in sys.stdin:

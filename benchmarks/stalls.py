@@ -22,6 +22,7 @@ from types import FrameType
 from typing import AsyncIterator
 
 from benchmarks import paths
+from benchmarks.harness import cancel
 
 _GENERIC = (
     "benchmarks/", "asyncio", "events.py", "base_events.py", "runners.py", "tasks.py", "threading.py",
@@ -73,12 +74,7 @@ class StallSampler:
 
     async def __aexit__(self, *exc: object) -> None:
         self._running = False
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel(self._task)
         if self._thread is not None:
             self._thread.join()
 
