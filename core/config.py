@@ -44,6 +44,7 @@ ENV_VARS: dict[str, str] = {
     "aider_auto_commit": "ASSISTANT_TUI_AIDER_AUTO_COMMIT",
     "command_timeout": "ASSISTANT_TUI_COMMAND_TIMEOUT",
     "tool_timeout": "ASSISTANT_TUI_TOOL_TIMEOUT",
+    "max_tool_result_chars": "ASSISTANT_TUI_MAX_TOOL_RESULT_CHARS",
     "idle_timeout": "ASSISTANT_TUI_IDLE_TIMEOUT",
     "max_retries": "ASSISTANT_TUI_MAX_RETRIES",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
@@ -83,6 +84,8 @@ class Settings:
     """Let aider commit its edits."""
     command_timeout: float = 30.0
     """Seconds a file-finding command may run before its process group is killed."""
+    max_tool_result_chars: int = 100_000
+    """Characters of one tool result kept for the model, the history and the transcript."""
     tool_timeout: float = 900.0
     """Seconds any one tool call may run before it is abandoned with an error result."""
     idle_timeout: float = 90.0

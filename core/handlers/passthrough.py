@@ -320,6 +320,7 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
         for event in turn.deferred:
             yield event
         turn.deferred.clear()
+        result = cap_result(result, self.config.max_tool_result_chars)
         self._answer(turn, call, result)
         status = status or ("error" if is_error(result) else "success")
         yield ev.ToolCallFinished(
@@ -412,6 +413,25 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
             session_allowed=self.session_allowed,
             tool_call_id=self._current_call_id,
         )
+
+def cap_result(result: TaskResult, limit: int) -> TaskResult:
+    """``result`` with its content cut to ``limit`` characters, saying how much was left out.
+
+    A tool that prints megabytes would otherwise fill the model's context, the
+    history and the session transcript.
+    """
+    content = result.get("content", "")
+    if not limit or len(content) <= limit:
+        return result
+    head = content[:limit]
+    cut_at = head.rfind("\n")
+    if cut_at > limit // 2:
+        head = head[:cut_at]
+    omitted = len(content) - len(head)
+    note = f"\n[output truncated: {omitted:,} more characters ({content.count(chr(10), len(head)):,} lines) not shown]"
+    metadata = {**(result.get("metadata") or {}), "truncated_chars": omitted, "full_chars": len(content)}
+    return {**result, "content": head + note, "metadata": metadata}
+
 
 def split_mode(query: str) -> tuple[str, str]:
     """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""

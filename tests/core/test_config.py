@@ -84,3 +84,15 @@ def test_keys_are_not_in_repr_and_are_redacted_from_logs(tmp_path):
         handler.flush()
     text = log_path.read_text()
     assert secret not in text and text.count("[REDACTED]") == 2
+
+
+def test_env_example_lists_every_variable_with_a_comment():
+    from pathlib import Path
+
+    from core.config import ENV_VARS
+
+    lines = (Path(__file__).resolve().parents[2] / ".env.example").read_text().splitlines()
+    for var in ENV_VARS.values():
+        index = next((i for i, line in enumerate(lines) if line.startswith(f"{var}=")), None)
+        assert index is not None, f"{var} is missing from .env.example"
+        assert lines[index - 1].startswith("# "), f"{var} has no comment line above it"

@@ -414,3 +414,16 @@ async def test_history_carries_over_to_the_next_turn(make_handler, fake_llm):
     assert [m["role"] for m in wire] == ["user", "assistant", "user", "assistant", "user"]
     assert any(b.get("type") == "tool_use" for b in wire[1]["content"])
     assert wire[2]["content"][0]["type"] == "tool_result"
+
+
+async def test_huge_tool_results_are_capped_everywhere(make_handler, fake_llm):
+    handler = make_handler(max_tool_result_chars=1000)
+    handler.register_tool({"name": "flood", "input_schema": {"type": "object"}}, lambda p: "\n".join(f"line {n}" for n in range(100_000)))
+    fake_llm.script(Reply(tools=[Tool("flood", {})]), Reply(text="that was a lot"))
+    events = await collect(handler, "flood me")
+    finished = next(e for e in events if isinstance(e, ev.ToolCallFinished))
+    assert len(finished.result) < 1200 and finished.result.startswith("line 0\nline 1\n")
+    assert "[output truncated:" in finished.result and "lines) not shown]" in finished.result
+    assert finished.metadata["full_chars"] > 600_000
+    sent = fake_llm.requests[1].messages[-1]["content"][0]["content"]
+    assert sent == finished.result == handler.conversation_history[2]["content"]
