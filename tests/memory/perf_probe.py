@@ -1,6 +1,6 @@
 """Performance probe for the picker engine (not a test; pytest does not collect it).
 
-Run: ``/work/venv/bin/python -m tests.memory.perf_probe [--paths 80000] [--repeat 5]``
+Run: ``.venv/bin/python -m tests.memory.perf_probe [--paths 80000] [--repeat 5]``
 
 Prints, for a synthetic kernel-like tree: the matcher build time, the
 per-keystroke latency (p50/p99) of queries typed one character at a time, the
