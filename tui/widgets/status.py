@@ -33,6 +33,7 @@ class StatusLine(Static):
             "context_window": context_window,
         }
         self.state = "ready"
+        self._line: Text | None = None
 
     def on_mount(self) -> None:
         self._render_line()
@@ -43,9 +44,10 @@ class StatusLine(Static):
         self._render_line()
 
     def set_state(self, state: str) -> None:
-        """What the app is doing: ``ready``, ``thinking…``, ``running tool`` …"""
-        self.state = state
-        self._render_line()
+        """What the app is doing: ``ready``, ``thinking…``, ``running tool`` … (called per streamed delta: free when unchanged)."""
+        if state != self.state:
+            self.state = state
+            self._render_line()
 
     def set_provider(self, provider: str) -> None:
         self.provider = provider
@@ -70,5 +72,7 @@ class StatusLine(Static):
         if warn:
             line.append(f" ⚠ {fraction:.0%} of context", style="bold")
         line.append(f" · {self.state}", style="italic")
-        self.update(line)
+        if line != self._line:
+            self._line = line
+            self.update(line, layout=False)  # one line of fixed height and width: a repaint, never a layout
         self.set_class(warn, "-warning")
