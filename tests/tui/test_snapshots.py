@@ -54,7 +54,8 @@ def send(text: str) -> Callable[[Any], Any]:
 
 
 def chat_text(app: AssistantApp) -> str:
-    return "\n".join(getattr(child, "text", "") or "" for child in app.chat.children)
+    """What the chat shows (a streaming message's Markdown is written every few tens of milliseconds)."""
+    return "\n".join(getattr(child, "shown", None) or getattr(child, "text", "") or "" for child in app.chat.children)
 
 
 class TestEmptyStart:

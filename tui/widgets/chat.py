@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import asyncio
+import time
+from typing import Any, Literal
 
 from rich.text import Text
+from textual import events
+from textual.await_complete import AwaitComplete
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
@@ -52,12 +56,54 @@ class PlanView(Static):
         self.border_title = f"Plan · {len(self.steps)} step{'s' if len(self.steps) != 1 else ''}"
 
 
+FLUSH_INTERVAL = 0.1
+"""Seconds between writes to a streaming message's Markdown (deltas in between are joined)."""
+BACKLOG_CHARS = 2000
+"""Unwritten characters at which the stream waits for the Markdown to catch up (it never falls far behind)."""
+_CATCH_UP_TIMEOUT = 2.0
+
+
+class StreamedMarkdown(Markdown):
+    """A Markdown that knows whether an append is still being rendered (parsed and mounted)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._appending = 0
+
+    @property
+    def busy(self) -> bool:
+        """True while an append is being parsed and mounted."""
+        return self._appending > 0
+
+    def append(self, markdown: str) -> AwaitComplete:
+        pending = super().append(markdown)
+        self._appending += 1
+
+        async def appended() -> None:
+            try:
+                await pending
+            finally:
+                self._appending -= 1
+                if not self._appending and isinstance(self.parent, AssistantMessage):
+                    self.parent.appended()
+
+        return AwaitComplete(appended())
+
+
 class AssistantMessage(Vertical):
     """One assistant message, streamed as Markdown.
 
-    Fragments go through ``Markdown.get_stream`` so many small deltas are
-    batched into few incremental appends (never a re-render of the whole text).
-    ``<plan>`` answers become a :class:`PlanView` when the message completes.
+    Fragments go through ``Markdown.get_stream``, joined so the Markdown is
+    written at most every :data:`FLUSH_INTERVAL` seconds (each write costs a
+    parse of the last block and a layout, whatever its size), and never
+    re-rendered whole. When the Markdown falls :data:`BACKLOG_CHARS` behind,
+    :meth:`append` waits for it to catch up, so the screen stays close to what
+    has arrived. ``<plan>`` answers become a :class:`PlanView` when the message
+    completes.
+
+    Blocks that can no longer change are given their measured height: Textual
+    re-arranges every auto-height container whose parent changed height, so
+    without this each write re-arranged every table and list of the message.
     """
 
     def __init__(self) -> None:
@@ -65,27 +111,123 @@ class AssistantMessage(Vertical):
         self.text = ""
         self.interrupted = False
         self.finished = False
-        self._body = Markdown(classes="body")
+        self._body = StreamedMarkdown(classes="body")
         self._stream: MarkdownStream | None = None
         self._filter = TagFilter()
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self._written_at = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._drained: asyncio.Event | None = None
+        self._sealed: list[Widget] = []
+        self._sealed_width = 0
 
     def compose(self):  # type: ignore[override]
         yield self._body
+
+    @property
+    def shown(self) -> str:
+        """The Markdown written to the screen so far (streamed text lags :attr:`text` by up to one write interval)."""
+        return self._body.source
 
     async def append(self, fragment: str) -> None:
         """Append a streamed fragment."""
         self.text += fragment
         shown = self._filter.feed(fragment)
-        if not shown:
+        if not shown or self.finished:
             return
+        self._pending.append(shown)
+        self._pending_chars += len(shown)
+        if not self._body.busy and time.monotonic() - self._written_at >= FLUSH_INTERVAL:
+            await self._write()
+        else:
+            self._schedule()
+        if self._pending_chars >= BACKLOG_CHARS:
+            await self._caught_up()
+
+    async def _caught_up(self) -> None:
+        """Wait (at most a few seconds) until what is pending has been written."""
+        if self._drained is None:
+            self._drained = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._drained.wait(), _CATCH_UP_TIMEOUT)
+        except asyncio.TimeoutError:
+            pass
+
+    def _schedule(self) -> None:
+        if self._timer is None and self._pending and not self.finished:
+            delay = max(0.0, self._written_at + FLUSH_INTERVAL - time.monotonic())
+            # Not set_timer: a one-shot Textual timer whose moment passed before it started never fires.
+            self._timer = asyncio.get_running_loop().call_later(delay, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        if not self._body.busy:  # else appended() schedules the next write
+            self.call_later(self._write)
+
+    async def _write(self) -> None:
+        """Write what is pending to the Markdown stream."""
+        if not self._pending or self.finished:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._pending_chars = 0
+        if self._drained is not None:
+            self._drained.set()
+            self._drained = None
+        self._written_at = time.monotonic()
         if self._stream is None:
             self._stream = Markdown.get_stream(self._body)
-        await self._stream.write(shown)
+        await self._stream.write(text)
+
+    def appended(self) -> None:
+        """The Markdown finished rendering a write.
+
+        Once the screen has refreshed (a mount holds frames back, so back-to-back
+        writes would starve the screen): seal the finished blocks, write what came meanwhile.
+        """
+        self.call_after_refresh(self._refreshed)
+
+    def _refreshed(self) -> None:
+        self.seal()
+        self._schedule()
+
+    def seal(self) -> None:
+        """Give laid-out blocks that can no longer change their height (all but the last while streaming)."""
+        blocks = list(self._body.children)
+        if not self.finished:
+            blocks = blocks[:-1]
+        width = self._body.size.width
+        if self._sealed and width != self._sealed_width:
+            return  # on_resize unseals; sealing resumes after the next refresh
+        sealed = set(self._sealed)
+        for block in blocks:
+            height = block.outer_size.height
+            if block in sealed or not height or not block.display:
+                continue
+            block.styles.height = height
+            self._sealed.append(block)
+        self._sealed_width = width
+
+    def unseal(self) -> None:
+        """Let sealed blocks size themselves again (the width changed)."""
+        for block in self._sealed:
+            block.styles.height = None
+        self._sealed.clear()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._sealed and self._body.size.width != self._sealed_width:
+            self.unseal()
+            self.call_after_refresh(self.seal)
 
     async def finish(self, content: str | None = None, *, interrupted: bool = False) -> None:
         """End the stream; ``content`` (the complete message) replaces what streamed if it differs."""
         if self.finished:
             return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        await self._write()
         self.finished = True
         if self._stream is not None:
             await self._stream.stop()
@@ -93,10 +235,12 @@ class AssistantMessage(Vertical):
         held = self._filter.flush()
         if content is not None and content != self.text:
             self.text = content
+            self.unseal()
             await self._body.update(content)
             held = ""
         plan = split_plan(self.text)
         if plan is not None:
+            self.unseal()
             await self._body.update(plan.before)
             self._body.display = bool(plan.before)
             await self.mount(PlanView(plan.steps))
@@ -106,6 +250,7 @@ class AssistantMessage(Vertical):
             await self._body.append(held)
         if interrupted:
             await self.mark_interrupted()
+        self.call_after_refresh(self.seal)
 
     async def mark_interrupted(self) -> None:
         """Label the message as cut short by the user."""
