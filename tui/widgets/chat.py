@@ -15,6 +15,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets._markdown import MarkdownStream
 
 from core.types import ToolCall
+from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import STATUS_ICONS, format_duration, summarize_args
 from tui.plan import TagFilter, split_plan
 
@@ -63,7 +64,7 @@ BACKLOG_CHARS = 2000
 _CATCH_UP_TIMEOUT = 2.0
 
 
-class StreamedMarkdown(Markdown):
+class StreamedMarkdown(ChatMarkdown):
     """A Markdown that knows whether an append is still being rendered (parsed and mounted)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -245,7 +246,7 @@ class AssistantMessage(Vertical):
             self._body.display = bool(plan.before)
             await self.mount(PlanView(plan.steps))
             if plan.after:
-                await self.mount(Markdown(plan.after, classes="body"))
+                await self.mount(ChatMarkdown(plan.after, classes="body"))
         elif held:
             await self._body.append(held)
         if interrupted:
