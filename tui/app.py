@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from core.config import Settings
 from core.types import ApprovalRequest, Decision, error_result
-from tui import context_ops, sessions
+from tui import context_ops, heap, sessions
 from tui.commands import complete_command, find_command, parse_command
 from tui.file_source import FileSource
 from tui.filters import ControlCharacterFilter
@@ -73,6 +73,7 @@ class AssistantApp(App[None]):
         """The project's files for ``@`` completion and the picker (indexed off the event loop)."""
         self._turn: Worker[None] | None = None
         self._renderer: TurnRenderer | None = None
+        self.heap = heap.HeapPolicy()
         self.recorded_context: list[dict[str, Any]] | None = None
         self.session_request: dict[str, Any] = {}
         """``--continue`` / ``--resume`` as given on the command line (sessions attach to it)."""
@@ -120,6 +121,7 @@ class AssistantApp(App[None]):
         prewarm = getattr(getattr(self.handler, "model_provider", None), "prewarm", None)
         if prewarm is not None and self.settings.provider_configured:
             prewarm()
+        heap.freeze()  # start-up objects are never rescanned
 
     def on_unmount(self) -> None:
         closer = getattr(self.application, "close_session", None)
