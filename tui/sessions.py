@@ -20,8 +20,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RESTORE_RECORDS = 400
-"""Only the newest records are redrawn in the chat (the transcript view shows everything)."""
+RESTORE_RECORDS = 60
+"""Only the newest records are redrawn in the chat (the transcript view shows everything).
+
+The chat keeps about this much mounted anyway (ChatView.max_nodes): building more
+widgets only to prune them cost seconds and tens of MB on a 1,000-turn resume."""
 
 
 def supported(app: "AssistantApp") -> bool:
@@ -95,9 +98,16 @@ async def restore(app: "AssistantApp", loaded: Any) -> None:
 
 
 async def _restore_trace(app: "AssistantApp", entries: list[dict[str, Any]]) -> None:
+    """Redraw the newest calls of the trace (the pane keeps ``max_live`` of them mounted anyway)."""
+    order: dict[str, None] = {}
     for entry in entries:
         call_data = entry.get("call")
-        if not isinstance(call_data, dict):
+        if isinstance(call_data, dict):
+            order[str(call_data.get("id", ""))] = None
+    shown = set(list(order)[-app.trace.max_live :])
+    for entry in entries:
+        call_data = entry.get("call")
+        if not isinstance(call_data, dict) or str(call_data.get("id", "")) not in shown:
             continue
         call = _call(call_data)
         kind = entry.get("kind")

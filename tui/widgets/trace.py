@@ -125,10 +125,11 @@ def _indent(text: str) -> str:
 class ToolTrace(VerticalScroll):
     """Every tool call of the session; running ones show their elapsed time.
 
-    Keeps at most :attr:`max_live` call widgets mounted (records are kept).
+    Keeps at most :attr:`max_live` call widgets mounted (records are kept; the
+    transcript and the chat's tool lines have every call).
     """
 
-    max_live: int = 100
+    max_live: int = 20
 
     def __init__(self, *, clock: Clock, id: str | None = None) -> None:
         super().__init__(id=id, can_focus=False)
