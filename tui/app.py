@@ -56,7 +56,16 @@ class AssistantApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", tooltip="Quit assistant-tui", id="app.quit", show=False, priority=True),
     ]
 
-    def __init__(self, settings: Settings, *, application: Any = None, handler: Any = None, clock: Clock | None = None, engine_error: str = "") -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        application: Any = None,
+        handler: Any = None,
+        clock: Clock | None = None,
+        engine_error: str = "",
+        engine_factory: Callable[[], Any] | None = None,
+    ) -> None:
         super().__init__()
         self._filters.append(ControlCharacterFilter())  # content is shown, never obeyed by the terminal
         self.settings = settings
@@ -79,6 +88,10 @@ class AssistantApp(App[None]):
         """``--continue`` / ``--resume`` as given on the command line (sessions attach to it)."""
         if self.handler is not None:
             self.handler.approve = self.approve
+        self._engine_factory = engine_factory
+        """Builds the Application (blocking) after the first frame; None when it was given or built already."""
+        self._started = asyncio.Event()
+        """Set once the engine is attached and the session opened (a query sent earlier waits for it)."""
 
     # -- layout ------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -109,11 +122,49 @@ class AssistantApp(App[None]):
         else:
             welcome = f"{self.project_root.name} · {self.provider_label}\nAsk a question and press Enter · / for commands · @ adds a file · f1 for help"
             await self.chat.add(NoteMessage(welcome, kind="info"))
-        await sessions.start(self, **self.session_request)
-        self._refresh_metrics()
-        self.refresh_context()
+        if self._engine_factory is not None:
+            self.call_after_refresh(self._start_after_first_frame)  # the prompt is on screen before the engine is built
+        else:
+            await self._start_up()
+
+    def _start_after_first_frame(self) -> None:
+        self.run_worker(self._start_up(), group="start-up", exit_on_error=False)
+
+    async def _start_up(self) -> None:
+        """Build the engine if it was deferred (in a thread), open the session, list the files, warm the SDK."""
+        try:
+            if self._engine_factory is not None:
+                factory, self._engine_factory = self._engine_factory, None
+                try:
+                    application = await asyncio.to_thread(factory)
+                except Exception as exc:  # the app still runs: panes and /help work, the error is shown
+                    log.exception("could not build the application")
+                    self.engine_error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
+                    await self.chat.add(NoteMessage(self.engine_error, kind="error", title="The engine could not start"))
+                else:
+                    self.attach_engine(application)
+            await sessions.start(self, **self.session_request)
+            self._refresh_metrics()
+            self.refresh_context()
+        finally:
+            self._started.set()
         self.load_project_files()
         self.prewarm_provider()
+
+    def attach_engine(self, application: Any) -> None:
+        """Use ``application`` (built after the first frame) as this app's engine."""
+        self.application = application
+        self.handler = application.handler
+        self.handler.approve = self.approve
+        self.files.attach(application.memory_system)
+        bridge = getattr(application, "bridge", None)
+        if bridge is not None and hasattr(bridge, "interactive_runner"):
+            bridge.interactive_runner = self.run_interactive
+        self.status.set_provider(self.provider_label)
+
+    async def wait_started(self) -> None:
+        """Wait until the engine is attached and the session opened."""
+        await self._started.wait()
 
     @work(thread=True, group="prewarm", exit_on_error=False)
     def prewarm_provider(self) -> None:
@@ -196,6 +247,8 @@ class AssistantApp(App[None]):
 
     async def submit(self, text: str) -> None:
         """Handle what the user sent: a slash command, or a query for the model."""
+        if not self._started.is_set():  # sent in the first moments, while the engine is being built
+            await self._started.wait()
         parsed = parse_command(text)
         command = find_command(parsed[0]) if parsed else None
         if parsed and command is None:
@@ -455,6 +508,7 @@ def make_app(
     clock: Clock | None = None,
     continue_session: bool = False,
     resume: str | None = None,
+    defer_engine: bool = False,
 ) -> AssistantApp:
     """Build the app for the CLI and for tests.
 
@@ -465,6 +519,7 @@ def make_app(
         clock: monotonic clock for elapsed times (tests pass a fixed one).
         continue_session: reopen the project's most recent session.
         resume: id of a session to reopen.
+        defer_engine: build the Application in a thread after the first frame (the CLI), not before returning.
     """
     engine_error = ""
     app_ref: list[AssistantApp] = []
@@ -472,15 +527,22 @@ def make_app(
     async def run_interactive(fn: Callable[[], Any]) -> Any:
         return await app_ref[0].run_interactive(fn)
 
-    if application is None and handler is None:
-        try:
-            from core.app import Application
+    def build() -> Any:
+        from core.app import Application
 
-            application = Application(settings, run_interactive=run_interactive)
-        except Exception as exc:  # the app still starts: panes and /help work, the error is shown
-            log.exception("could not build the application")
-            engine_error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
-    app = AssistantApp(settings, application=application, handler=handler, clock=clock, engine_error=engine_error)
+        return Application(settings, run_interactive=run_interactive)
+
+    factory = None
+    if application is None and handler is None:
+        if defer_engine:
+            factory = build
+        else:
+            try:
+                application = build()
+            except Exception as exc:  # the app still starts: panes and /help work, the error is shown
+                log.exception("could not build the application")
+                engine_error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
+    app = AssistantApp(settings, application=application, handler=handler, clock=clock, engine_error=engine_error, engine_factory=factory)
     bridge = getattr(application, "bridge", None)
     if bridge is not None and hasattr(bridge, "interactive_runner"):
         bridge.interactive_runner = run_interactive  # /task aider:interactive suspends the app too
@@ -490,5 +552,5 @@ def make_app(
 
 
 def run_app(settings: Settings, *, continue_session: bool = False, resume: str | None = None) -> None:
-    """Run the full-screen app until the user quits."""
-    make_app(settings, continue_session=continue_session, resume=resume).run()
+    """Run the full-screen app until the user quits (the engine is built after the first frame)."""
+    make_app(settings, continue_session=continue_session, resume=resume, defer_engine=True).run()

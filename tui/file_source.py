@@ -12,13 +12,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from core.memory.fuzzy import FuzzyMatcher
-from core.memory.index import FileIndex
-
 log = logging.getLogger(__name__)
+
 
 def list_project_files(root: Path) -> list[str]:
     """Relative paths of the project's files: tracked plus untracked-not-ignored (blocking)."""
+    from core.memory.index import FileIndex
+
     return sorted(FileIndex(root).build())
 
 
@@ -28,9 +28,23 @@ class FileSource:
     def __init__(self, root: Path, memory_system: Any = None) -> None:
         self.root = root
         self.memory = memory_system if hasattr(memory_system, "search_files") else None
-        self._matcher = FuzzyMatcher(prepare=False)
+        self._own: Any = None
         self.generation = 0
         """Bumped whenever a listing finishes (the picker redraws its results)."""
+
+    def attach(self, memory_system: Any) -> None:
+        """Search the memory system's index from now on (the engine was built after the app started)."""
+        if hasattr(memory_system, "search_files"):
+            self.memory = memory_system
+
+    @property
+    def _matcher(self) -> Any:
+        # Imported on first use: the matcher needs numpy, which start-up should not wait for.
+        if self._own is None:
+            from core.memory.fuzzy import FuzzyMatcher
+
+            self._own = FuzzyMatcher(prepare=False)
+        return self._own
 
     def load(self) -> None:
         """Start (or do) the listing."""

@@ -223,3 +223,18 @@ async def test_palette_offers_the_actions_and_commands(real_app: AssistantApp) -
 
         names = [name for name, _, _ in palette_entries(real_app)]
         assert all(command.usage in names for command in SLASH_COMMANDS)
+
+
+async def test_the_cli_app_builds_its_engine_after_the_first_frame(real_settings: Settings, fake_llm: FakeLLM) -> None:
+    """``assistant-tui`` paints the prompt first; a query sent at once waits for the engine and is answered."""
+    fake_llm.script(Reply(text="Ready."))
+    app = make_app(real_settings, clock=FixedClock(), defer_engine=True)
+    assert app.handler is None and app.application is None
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "are you there?")
+        await finish_turn(pilot)
+        assert app.application is not None and app.handler is app.application.handler
+        assert app.handler.approve == app.approve
+        assert widgets(app, AssistantMessage)[-1].text == "Ready."
+        assert app.application.session is not None  # the session was opened before the query ran
+        assert fake_llm.requests[0].last_user_text() == "are you there?"
