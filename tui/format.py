@@ -58,8 +58,16 @@ def pretty_args(parameters: dict[str, Any]) -> str:
 
 
 def truncate_lines(text: str, max_lines: int) -> tuple[str, int]:
-    """The first ``max_lines`` lines of ``text`` and how many lines were cut."""
-    lines = text.splitlines()
-    if len(lines) <= max_lines:
+    """The first ``max_lines`` lines of ``text`` and how many lines were cut.
+
+    Never splits the whole text: a tool result can be 100,000 lines.
+    """
+    end = -1
+    for _ in range(max_lines):
+        end = text.find("\n", end + 1)
+        if end == -1:
+            return text, 0
+    rest = text[end + 1 :]
+    if not rest:
         return text, 0
-    return "\n".join(lines[:max_lines]), len(lines) - max_lines
+    return text[:end], rest.count("\n") + (0 if rest.endswith("\n") else 1)
