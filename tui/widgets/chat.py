@@ -170,6 +170,7 @@ class AssistantMessage(Vertical):
         """Write what is pending to the Markdown stream."""
         if not self._pending or self.finished:
             return
+        self.seal()  # blocks laid out since the last write: their layout change rides with this one
         text = "".join(self._pending)
         self._pending.clear()
         self._pending_chars = 0
@@ -182,16 +183,11 @@ class AssistantMessage(Vertical):
         await self._stream.write(text)
 
     def appended(self) -> None:
-        """The Markdown finished rendering a write.
+        """The Markdown finished rendering a write: the next one goes after a refresh.
 
-        Once the screen has refreshed (a mount holds frames back, so back-to-back
-        writes would starve the screen): seal the finished blocks, write what came meanwhile.
+        (A mount holds frames back, so back-to-back writes would starve the screen.)
         """
-        self.call_after_refresh(self._refreshed)
-
-    def _refreshed(self) -> None:
-        self.seal()
-        self._schedule()
+        self.call_after_refresh(self._schedule)
 
     def seal(self) -> None:
         """Give laid-out blocks that can no longer change their height (all but the last while streaming)."""
