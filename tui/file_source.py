@@ -9,6 +9,7 @@ so far. Without one (the engine failed to start) the files are listed with
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ class FileSource:
         self._own: Any = None
         self.generation = 0
         """Bumped whenever a listing finishes (the picker redraws its results)."""
+        self._listed_at = float("-inf")
 
     def attach(self, memory_system: Any) -> None:
         """Search the memory system's index from now on (the engine was built after the app started)."""
@@ -48,14 +50,19 @@ class FileSource:
 
     def load(self) -> None:
         """Start (or do) the listing."""
+        self._listed_at = time.monotonic()
         if self.memory is not None:
             self.memory.start_indexing()
         else:
             self._matcher.update(list_project_files(self.root))
         self.generation += 1
 
-    def refresh(self) -> tuple[list[str], list[str]]:
-        """List again; returns the added and removed paths."""
+    def refresh(self, *, max_age: float = 0.0) -> tuple[list[str], list[str]]:
+        """List again unless the last listing started less than ``max_age`` seconds ago; returns the added and removed paths."""
+        now = time.monotonic()
+        if now - self._listed_at < max_age:
+            return [], []
+        self._listed_at = now
         if self.memory is not None:
             added, removed = self.memory.refresh()
         else:

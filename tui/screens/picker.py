@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Input, Static
 
+from tui.widgets.path_list import Match, PathList
 
 if TYPE_CHECKING:
     from tui.file_source import FileSource
@@ -31,7 +30,11 @@ class PickerInput(Input):
 
 
 class FilePickerScreen(ModalScreen[list[str]]):
-    """Pick files into the context. Returns the selected relative paths (empty when closed)."""
+    """Pick files into the context. Returns the selected relative paths (empty when closed).
+
+    Each keystroke searches in a thread (exclusive: a newer query supersedes an
+    older one, whose results are dropped) and repaints only the visible rows.
+    """
 
     BINDINGS = [
         Binding("escape", "close", "Close", id="picker.close"),
@@ -46,12 +49,13 @@ class FilePickerScreen(ModalScreen[list[str]]):
         self.files = files
         self.selected: list[str] = []
         self.results: list[str] = []
+        self._searched: tuple[str, list[Match]] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker") as box:
             box.border_title = "Add files to the context"
             yield PickerInput(placeholder="Type to search files…", id="picker-input")
-            yield OptionList(id="picker-results")
+            yield PathList(id="picker-results")
             yield Static("", id="picker-hint")
 
     def on_mount(self) -> None:
@@ -65,55 +69,55 @@ class FilePickerScreen(ModalScreen[list[str]]):
         seen = (self.files.generation, self.files.count)
         if seen != self._seen:
             self._seen = seen
-            self.refresh_results(self.query_one(Input).value)
+            self.search(self.query_one(Input).value)
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
-        self.refresh_results(event.value)
+        self.search(event.value)
+
+    @work(thread=True, exclusive=True, group="picker-search", exit_on_error=False)
+    def search(self, query: str) -> None:
+        """Search off the event loop; the newest query's results are shown, stale ones dropped."""
+        matches = self.files.search(query, MAX_RESULTS)
+        self.app.call_from_thread(self._searched_for, query, matches)
+
+    def _searched_for(self, query: str, matches: list[Match]) -> None:
+        if query != self.query_one(Input).value:
+            return  # typing went on: a newer search is running
+        self._searched = (query, matches)
+        self.refresh_results(query)
 
     def refresh_results(self, query: str) -> None:
-        matches = self.files.search(query, MAX_RESULTS)
+        """Show the best matches for ``query`` (searched here unless a thread just did)."""
+        searched, self._searched = self._searched, None
+        matches = searched[1] if searched is not None and searched[0] == query else self.files.search(query, MAX_RESULTS)
         self.results = [path for path, _ in matches]
-        results = self.query_one(OptionList)
-        results.clear_options()
-        results.add_options([Option(self._row(path, positions), id=path) for path, positions in matches])
-        results.highlighted = 0 if matches else None
-        loaded = self.files.count
-        self.query_one("#picker-hint", Static).update(
-            f"{len(self.selected)} selected · {loaded} files · Space selects · Enter adds · Esc closes"
-        )
+        self.query_one(PathList).show(matches, self.selected)
+        self._update_hint()
 
-    def _row(self, path: str, positions: list[int]) -> Text:
-        text = Text(("[x] " if path in self.selected else "[ ] ") + path)
-        for index in positions:
-            text.stylize("bold reverse", index + 4, index + 5)
-        return text
+    def _update_hint(self) -> None:
+        hint = f"{len(self.selected)} selected · {self.files.count} files · Space selects · Enter adds · Esc closes"
+        self.query_one("#picker-hint", Static).update(hint, layout=False)
 
     def action_move(self, step: int) -> None:
-        results = self.query_one(OptionList)
-        if step > 0:
-            results.action_cursor_down()
-        else:
-            results.action_cursor_up()
+        self.query_one(PathList).move(step)
 
     def action_toggle(self) -> None:
-        results = self.query_one(OptionList)
-        if results.highlighted is None:
+        path = self.query_one(PathList).current
+        if path is None:
             return
-        path = self.results[results.highlighted]
         if path in self.selected:
             self.selected.remove(path)
         else:
             self.selected.append(path)
-        highlighted = results.highlighted
-        self.refresh_results(self.query_one(Input).value)
-        results.highlighted = highlighted
+        self.query_one(PathList).set_selected(self.selected)
+        self._update_hint()
 
     def action_add(self) -> None:
-        results = self.query_one(OptionList)
         chosen = list(self.selected)
-        if not chosen and results.highlighted is not None and self.results:
-            chosen = [self.results[results.highlighted]]
+        current = self.query_one(PathList).current
+        if not chosen and current is not None:
+            chosen = [current]
         self.dismiss(chosen)
 
     def action_close(self) -> None:
