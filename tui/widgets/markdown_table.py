@@ -1,8 +1,10 @@
-"""Markdown tables drawn by one widget (stock Textual mounts a widget per cell).
+"""Markdown tables and lists drawn by one widget each (stock Textual mounts a widget per cell or item part).
 
-Every layout pass visits every mounted widget, and a table of n cells cost
-n + 2 widgets (half the widgets of a typical answer). :class:`CompactTable`
-draws the same table, cells wrapped to fit, with box lines, as one widget.
+Every layout pass visits every mounted widget: a table of n cells cost n + 2
+widgets, a list of n items 4n + 1; together most of the widgets of a typical
+answer. :class:`CompactTable` draws the same table, cells wrapped to fit, with
+box lines; :class:`CompactBulletList` and :class:`CompactOrderedList` draw a
+list whose items hold only paragraphs (others keep the stock widgets).
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock, MarkdownTable
+from textual.widgets._markdown import (
+    MarkdownBlock,
+    MarkdownBulletList,
+    MarkdownListItem,
+    MarkdownOrderedList,
+    MarkdownParagraph,
+    MarkdownTable,
+)
 
 MIN_COLUMN = 3
 """Narrowest a column gets before the table is cut at the right edge."""
@@ -125,7 +134,108 @@ class CompactTable(MarkdownTable):
         await MarkdownBlock._update_from_block(self, block)
 
 
-class ChatMarkdown(Markdown):
-    """Markdown for the chat: tables are :class:`CompactTable`."""
+class ListVisual(Visual):
+    """List items: a symbol, then the item's paragraphs wrapped with a hanging indent."""
 
-    BLOCKS = {**Markdown.BLOCKS, "table_open": CompactTable}
+    def __init__(self, items: list[tuple[str, list[Content]]], bullet_style: Style) -> None:
+        self.items = items
+        self.bullet_style = bullet_style
+        self.indent = max([len(symbol) for symbol, _ in items] or [0])
+        self._lines: tuple[int, list[Content]] | None = None
+
+    def lines(self, width: int) -> list[Content]:
+        """The list's lines at ``width`` cells (cached for the last width)."""
+        if self._lines is not None and self._lines[0] == width:
+            return self._lines[1]
+        lines: list[Content] = []
+        room = max(1, width - self.indent)
+        for symbol, paragraphs in self.items:
+            first = True
+            for paragraph in paragraphs or [Content()]:
+                for line in paragraph.wrap(room) or [Content()]:
+                    lead = Content.styled(symbol.ljust(self.indent), self.bullet_style) if first else Content(" " * self.indent)
+                    lines.append(Content.assemble(lead, line))
+                    first = False
+        self._lines = (width, lines)
+        return lines
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self.indent + max([p.cell_length for _, ps in self.items for p in ps] or [0])
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return len(self.lines(width))
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        return Content("\n").join(self.lines(width)).render_strips(width, height, style, options)
+
+
+class _CompactList:
+    """One widget for a list whose items hold only paragraphs; otherwise the stock item widgets."""
+
+    DEFAULT_CSS = """
+    & > .compact-list--bullet { color: $text-primary; }
+    """
+    COMPONENT_CLASSES = {"compact-list--bullet"}
+    _items: list[tuple[str, list[Content]]] | None = None
+
+    def _symbols(self, items: list[MarkdownListItem]) -> list[str]:
+        raise NotImplementedError
+
+    def _compact_items(self) -> list[tuple[str, list[Content]]] | None:
+        items = [block for block in self._blocks if isinstance(block, MarkdownListItem)]  # type: ignore[attr-defined]
+        if not all(isinstance(child, MarkdownParagraph) for item in items for child in item._blocks):
+            return None
+        return [(symbol, [child._content for child in item._blocks]) for symbol, item in zip(self._symbols(items), items)]
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        self._items = self._compact_items()
+        if self._items is None:
+            yield from super().compose()  # type: ignore[misc]
+        else:
+            self._blocks.clear()  # type: ignore[attr-defined]
+
+    def render(self) -> Visual:
+        if self._items is None:
+            return super().render()  # type: ignore[misc]
+        return ListVisual(self._items, self.get_visual_style("compact-list--bullet"))  # type: ignore[attr-defined]
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        if self._items is not None and type(block) is type(self):
+            items = block._compact_items()  # type: ignore[attr-defined]
+            if items is not None:
+                self._items = items
+                self.refresh(layout=True)  # type: ignore[attr-defined]
+                return
+        await MarkdownBlock._update_from_block(self, block)  # type: ignore[arg-type]
+
+
+class CompactBulletList(_CompactList, MarkdownBulletList):
+    """A bullet list as one widget (items of paragraphs only)."""
+
+    DEFAULT_CSS = "CompactBulletList {" + _CompactList.DEFAULT_CSS + "}"
+    COMPONENT_CLASSES = _CompactList.COMPONENT_CLASSES
+
+    def _symbols(self, items: list[MarkdownListItem]) -> list[str]:
+        return [item.bullet for item in items]
+
+
+class CompactOrderedList(_CompactList, MarkdownOrderedList):
+    """A numbered list as one widget (items of paragraphs only)."""
+
+    DEFAULT_CSS = "CompactOrderedList {" + _CompactList.DEFAULT_CSS + "}"
+    COMPONENT_CLASSES = _CompactList.COMPONENT_CLASSES
+
+    def _symbols(self, items: list[MarkdownListItem]) -> list[str]:
+        try:
+            start = int(items[0].bullet) if items else 1
+        except ValueError:
+            start = 1
+        numbers = [f"{number}. " for number in range(start, start + len(items))]
+        width = max([len(n) for n in numbers] or [0]) + 1
+        return [n.rjust(width) for n in numbers]
+
+
+class ChatMarkdown(Markdown):
+    """Markdown for the chat: tables and lists of paragraphs are one widget each."""
+
+    BLOCKS = {**Markdown.BLOCKS, "table_open": CompactTable, "bullet_list_open": CompactBulletList, "ordered_list_open": CompactOrderedList}
