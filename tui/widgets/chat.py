@@ -59,7 +59,7 @@ class PlanView(Static):
 
 FLUSH_INTERVAL = 0.1
 """Seconds between writes to a streaming message's Markdown (deltas in between are joined)."""
-BACKLOG_CHARS = 2000
+BACKLOG_CHARS = 800
 """Unwritten characters at which the stream waits for the Markdown to catch up (it never falls far behind)."""
 _CATCH_UP_TIMEOUT = 2.0
 
@@ -141,7 +141,7 @@ class AssistantMessage(Vertical):
         self._pending_chars += len(shown)
         if not self._body.busy and time.monotonic() - self._written_at >= FLUSH_INTERVAL:
             await self._write()
-        else:
+        elif self._timer is None or self._pending_chars >= BACKLOG_CHARS:
             self._schedule()
         if self._pending_chars >= BACKLOG_CHARS:
             await self._caught_up()
@@ -156,10 +156,17 @@ class AssistantMessage(Vertical):
             pass
 
     def _schedule(self) -> None:
-        if self._timer is None and self._pending and not self.finished:
-            delay = max(0.0, self._written_at + FLUSH_INTERVAL - time.monotonic())
-            # Not set_timer: a one-shot Textual timer whose moment passed before it started never fires.
-            self._timer = asyncio.get_running_loop().call_later(delay, self._due)
+        if not self._pending or self.finished:
+            return
+        # Behind (a backlog waiting): write as soon as the last write is on screen.
+        backlog = self._pending_chars >= BACKLOG_CHARS
+        due = self._written_at + (0.0 if backlog else FLUSH_INTERVAL)
+        if self._timer is not None:
+            if not backlog:
+                return
+            self._timer.cancel()
+        # Not set_timer: a one-shot Textual timer whose moment passed before it started never fires.
+        self._timer = asyncio.get_running_loop().call_later(max(0.0, due - time.monotonic()), self._due)
 
     def _due(self) -> None:
         self._timer = None
