@@ -17,7 +17,7 @@ METHOD = """\
 The parent notes `time.time()` just before it starts a process; the child
 (`benchmarks/startup_child.py`) writes `time.time()` at the first frame painted
 while the prompt has focus, then exits. `app` is the real console entry point
-(`core.cli.main([])`: settings, logging, `make_app`, `run`) in a small git
+(`tui.cli.main([])`: settings, logging, `make_app`, `run`) in a small git
 project with a configured provider; the anchor is a minimal Textual app with a
 Markdown and a focused Input. Both use Textual's headless driver at 120×40 and
 convert that frame to escape codes as a terminal driver would. App and anchor

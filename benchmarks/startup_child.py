@@ -2,7 +2,7 @@
 
 ``python benchmarks/startup_child.py app|ui|anchor READY_FILE``
 
-``app`` runs the real console entry point (``core.cli.main([])``), exactly as
+``app`` runs the real console entry point (``tui.cli.main([])``), exactly as
 ``assistant-tui`` does; ``ui`` (a diagnostic) builds the same app without its
 engine; ``anchor`` runs a minimal Textual app (a Markdown and an Input). Both run with Textual's headless driver (``TEXTUAL_DRIVER``). The first
 frame painted while the prompt has focus writes ``time.time()`` (and which heavy
@@ -48,7 +48,7 @@ def _display(self: App, screen: object, renderable: object) -> None:
 App._display = _display  # type: ignore[method-assign]
 
 if KIND == "app":
-    from core.cli import main
+    from tui.cli import main
 
     main([])
 elif KIND == "ui":

@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from core import events as ev
 
@@ -65,14 +65,17 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _error(message: str) -> None:
     from core.text import visible_controls
 
-    print(f"assistant-tui: {visible_controls(message)}", file=sys.stderr)
+    sys.stderr.write(f"assistant-tui: {visible_controls(message)}\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+TUILauncher = Callable[..., None]
+
+
+def main(argv: Sequence[str] | None = None, *, launch_tui: TUILauncher | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return _main(args)
+        return _main(args, launch_tui)
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED
@@ -82,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
-def _main(args: argparse.Namespace) -> int:
+def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> int:
     from pathlib import Path
 
     from core.config import ConfigError, load_settings, trust_project
@@ -105,9 +108,10 @@ def _main(args: argparse.Namespace) -> int:
     log.info("starting (provider %s, project %s)", settings.provider, settings.project_root)
 
     if args.query is None:
-        from tui.app import run_app
-
-        run_app(settings, continue_session=args.continue_session, resume=args.resume)
+        if launch_tui is None:  # core knows no UI; the console script (tui.cli) passes the app
+            _error("no user interface is available here; use -p QUERY for headless mode")
+            return EXIT_USAGE
+        launch_tui(settings, continue_session=args.continue_session, resume=args.resume)
         return EXIT_OK
 
     query = sys.stdin.read() if args.query == "-" else args.query
@@ -127,7 +131,7 @@ async def run_headless(
     application = Application(settings)
     try:
         for notice in application.start_session(continue_latest=continue_session, resume=resume, fork_if_locked=True):
-            print(f"assistant-tui: {notice}", file=sys.stderr)
+            sys.stderr.write(f"assistant-tui: {notice}\n")
     except SessionError as exc:
         _error(str(exc))
         return EXIT_USAGE

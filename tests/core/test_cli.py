@@ -154,3 +154,9 @@ def test_a_session_open_elsewhere_is_forked_not_corrupted(fake_llm, project):
     fork = store.latest(project.resolve())
     assert fork.id != held.id
     assert [m["content"] for m in load_session(fork).messages] == ["first question", "first answer", "second question", "in the fork"]
+
+
+def test_core_cli_without_a_query_needs_the_tui_entry_point(project):
+    """core knows no UI: `python -m core.cli` alone can only run headless; `assistant-tui` (tui.cli) opens the app."""
+    out = run_cli([], project)
+    assert out.returncode == 2 and "use -p QUERY" in out.stderr

@@ -119,7 +119,7 @@ def test_importing_the_engine_does_not_import_the_sdks():
     code = (
         "import sys, core.app, core.cli, core.handlers.passthrough, core.providers;"
         "from core.config import Settings; from core.providers import create_provider; create_provider(Settings());"
-        "heavy = [m for m in ('anthropic', 'openai', 'aider', 'litellm') if m in sys.modules];"
+        "heavy = [m for m in ('anthropic', 'openai', 'aider', 'litellm', 'textual', 'tui') if m in sys.modules];"
         "print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
