@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
+GC_AFTER_TURN = 0.5
+"""Seconds after a turn ends before the garbage collector's pause (tui.heap)."""
 RELIST_AFTER = 10.0
 """Seconds a file listing stays fresh for the picker (opening it re-lists when older)."""
 
@@ -303,6 +305,8 @@ class AssistantApp(App[None]):
             self._refresh_metrics()
             self.refresh_context()
             self.call_later(self.refresh_bindings)
+            # The collector's pause once the answer is on screen (not a Textual timer: see AssistantMessage._schedule).
+            asyncio.get_running_loop().call_later(GC_AFTER_TURN, self.heap.turn_over)
 
     def _refresh_metrics(self) -> None:
         getter = getattr(self.handler, "get_resource_metrics", None)

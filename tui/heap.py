@@ -1,4 +1,4 @@
-"""When the garbage collector may pause the app: at start-up and when a turn starts, not while a reply streams.
+"""When the garbage collector may pause the app: after start-up and between turns, not while a reply streams.
 
 A full collection scans every tracked object: 100-300 ms with the few hundred
 thousand objects of start-up (modules, classes, the SDK, a resumed session),
@@ -8,7 +8,7 @@ sight, so later full collections scan only what came after.
 
 Frozen objects that die later in a cycle (a pruned chat widget) are not
 reclaimed until they are unfrozen, so every :data:`UNFREEZE_EVERY` turns the
-start of a turn pays one full collection of everything before freezing again.
+pause after a turn is one full collection of everything before freezing again.
 """
 
 from __future__ import annotations
@@ -35,17 +35,17 @@ def freeze() -> None:
 
 
 class HeapPolicy:
-    """Collects at the start of each turn, while the request goes out, then freezes the survivors."""
+    """Collects once a turn is over (the answer is on screen, nobody waits), then freezes the survivors."""
 
     def __init__(self) -> None:
         self.turns = 0
         young, middle, _ = gc.get_threshold()
         # Streaming keeps promoting render caches to the old generation, which set off a
-        # full collection every few hundred ms; the turn-start collection does that job.
+        # full collection every few hundred ms; the collection between turns does that job.
         gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
-    def turn_started(self) -> None:
-        """A turn starts: collect what the last turn left (young objects only, most turns), then freeze."""
+    def turn_over(self) -> None:
+        """A turn ended: collect what it left (the unfrozen objects only, most turns), then freeze."""
         self.turns += 1
         began = time.perf_counter()
         if self.turns % UNFREEZE_EVERY == 0:

@@ -54,7 +54,6 @@ class TurnRenderer:
         """Apply one event."""
         match event:
             case ev.TurnStarted(relevant_files=files):
-                self.app.heap.turn_started()  # the collector's pause here, not mid-reply
                 self.status.set_state("thinking…")
                 self.app.show_suggestions(list(files))
             case ev.TextDelta(text=text):
