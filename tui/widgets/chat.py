@@ -57,7 +57,7 @@ class PlanView(Static):
         self.border_title = f"Plan · {len(self.steps)} step{'s' if len(self.steps) != 1 else ''}"
 
 
-FLUSH_INTERVAL = 0.1
+FLUSH_INTERVAL = 0.125
 """Seconds between writes to a streaming message's Markdown (deltas in between are joined)."""
 BACKLOG_CHARS = 800
 """Unwritten characters at which the stream waits for the Markdown to catch up (it never falls far behind)."""
