@@ -33,14 +33,28 @@ class TextDelta:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThinkingDelta:
+    """A fragment of the model's visible reasoning (Anthropic thinking, ``reasoning_content``)."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class AssistantMessage:
-    """One complete assistant message (intermediate or final) of the turn."""
+    """One complete assistant message (intermediate or final) of the turn.
+
+    ``interrupted`` marks a partial message (cancelled, or the stream ended before the
+    provider said it was complete). ``stop_reason`` is the provider's own, normalised:
+    ``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``, ... (empty when unknown).
+    """
 
     kind: Literal["assistant_message"] = "assistant_message"
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     interrupted: bool = False
     final: bool = False
+    stop_reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +64,16 @@ class ToolCallStarted:
     kind: Literal["tool_call_started"] = "tool_call_started"
     call: ToolCall
     started_at: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutputChunk:
+    """Output of a running tool call as it arrives (a command's stdout/stderr)."""
+
+    kind: Literal["tool_output"] = "tool_output"
+    call_id: str
+    text: str
+    stream: Literal["stdout", "stderr"] = "stdout"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,8 +136,10 @@ class TurnFailed:
 Event = Union[
     TurnStarted,
     TextDelta,
+    ThinkingDelta,
     AssistantMessage,
     ToolCallStarted,
+    ToolOutputChunk,
     ToolCallFinished,
     ApprovalRecorded,
     Warning,
