@@ -7,12 +7,19 @@ from pathlib import Path
 from typing import Iterable
 
 from core import paths
+from core.tools.secrets import redact
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class RedactingFilter(logging.Filter):
-    """Replaces every known secret value in a record's final message with ``[REDACTED]``."""
+    """Replaces every known secret value in a record with ``[REDACTED]``.
+
+    Covers the final message, the formatted traceback (``exc_info``, whose
+    exception message may quote a key) and ``stack_info``. The traceback is
+    formatted here, once, and cached on the record as ``exc_text``, which the
+    formatters of every handler then use instead of formatting it again.
+    """
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
@@ -22,12 +29,19 @@ class RedactingFilter(logging.Filter):
         if not self.secrets:
             return True
         message = record.getMessage()
-        redacted = message
-        for secret in self.secrets:
-            redacted = redacted.replace(secret, "[REDACTED]")
+        redacted = redact(message, self.secrets)
         if redacted != message:
             record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _TRACEBACKS.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self.secrets)
         return True
+
+
+_TRACEBACKS = logging.Formatter()
 
 
 def setup_logging(secrets: Iterable[str] = (), *, level: int = logging.INFO, log_path: Path | None = None) -> Path:

@@ -86,6 +86,34 @@ def test_keys_are_not_in_repr_and_are_redacted_from_logs(tmp_path):
     assert secret not in text and text.count("[REDACTED]") == 2
 
 
+def test_keys_inside_tracebacks_and_exception_messages_are_redacted(tmp_path):
+    secret = "sk-ant-canary-in-a-traceback-42"
+    log_path = setup_logging([secret], log_path=tmp_path / "app.log")
+    log = logging.getLogger("test")
+
+    def connect(key: str) -> None:
+        raise ValueError(f"bad key {key!r}")
+
+    try:
+        connect(secret)
+    except ValueError:
+        log.exception("request failed")
+        log.warning("again", exc_info=True, stack_info=True)
+    try:
+        try:
+            connect(secret)
+        except ValueError as exc:
+            raise RuntimeError(f"wrapped: {exc}") from exc
+    except RuntimeError as exc:
+        log.error("chained", exc_info=exc)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = log_path.read_text()
+    assert "Traceback (most recent call last)" in text and "ValueError: bad key '[REDACTED]'" in text
+    assert "RuntimeError: wrapped: bad key '[REDACTED]'" in text
+    assert secret not in text
+
+
 def test_env_example_lists_every_variable_with_a_comment():
     from pathlib import Path
 
