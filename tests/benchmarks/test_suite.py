@@ -13,11 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks import BENCHMARKS
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_quick_suite_produces_every_figure(tmp_path: Path) -> None:
     output = tmp_path / "report" / "benchmarks.md"
     done = subprocess.run(

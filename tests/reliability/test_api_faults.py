@@ -117,11 +117,9 @@ async def test_headers_then_silence_esc_ends_it(engine: Engine, fake_llm: FakeLL
     while not fake_llm.requests and time.monotonic() < deadline:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.3)
-    started = time.monotonic()
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - started < 1.0
+    done, _ = await asyncio.wait({task}, timeout=10)  # the server stalls 30 s, the watchdog waits 60 s
+    assert task in done and task.cancelled()
     assert [e.kind for e in seen] == ["turn_started"]
     assert roles(engine) == ["user", "assistant"] and engine.handler.conversation_history[-1]["interrupted"]
     assert_history_valid(engine.handler.conversation_history)
@@ -133,9 +131,7 @@ async def test_headers_then_silence_the_watchdog_ends_it(engine: Engine, fake_ll
     engine.handler.config.idle_timeout = 0.5
     engine.handler.config.max_retries = 0
     fake_llm.script(Stall(before=0, seconds=10))
-    started = time.monotonic()
-    events = await collect(engine.handler, "hello?")
-    assert time.monotonic() - started < 5
+    events = await asyncio.wait_for(collect(engine.handler, "hello?"), 8)  # the server stalls for 10 s
     failed = events[-1]
     assert isinstance(failed, ev.TurnFailed) and failed.result["metadata"]["error_kind"] in {"timeout", "network"}
     assert "Traceback" not in failed.message

@@ -4,8 +4,9 @@ The fake server answers at once (TCP_NODELAY, no pacing) so the client's own
 per-turn work is what is measured. Every request resends the whole history, so
 request size and serialisation grow linearly; what must stay small is the work
 per history message (client CPU of the last 50 turns against the first 50, per
-extra message), the event loop's steady-state stall, and memory beyond the
-history itself. Wall-clock figures are reported, not asserted (the machine is shared). Every fifth turn runs a tool; the session
+extra message) and memory beyond the history itself. Wall-clock figures (turn
+times, event-loop stalls) are reported, not asserted (the machine is shared; the
+benchmarks measure them). Every fifth turn runs a tool; the session
 is recorded to a transcript as the app does.
 """
 
@@ -38,8 +39,6 @@ from tests.reliability.support import (
 TURNS = 500
 MAX_CPU_PER_MESSAGE = 30e-6
 """Extra client CPU per turn for each message of history (the SDK transform cost 140 µs)."""
-MAX_STEADY_STALL = 0.05
-"""Median over the last 50 turns of each turn's worst event-loop stall."""
 MAX_BLOCKS_PER_TURN = 200
 """Python heap blocks kept per turn (the history's ~2.4 messages need ~20)."""
 
@@ -54,6 +53,7 @@ def respond(request: Any) -> Reply:
     return Reply(text="answer " * 20, chunk=1000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
 async def test_500_turn_session(fake_llm: FakeLLM, tmp_path: Path, app_log: Path, kind: str,
                                 record_property: Any) -> None:
@@ -112,7 +112,6 @@ async def test_500_turn_session(fake_llm: FakeLLM, tmp_path: Path, app_log: Path
     early, late = (sizes[99] - sizes[49]) / 50, (sizes[499] - sizes[449]) / 50
     assert 0.8 < late / early < 1.25, (early, late)
     assert cpu_per_message < MAX_CPU_PER_MESSAGE, figures
-    assert statistics.median(stalls[-50:]) < MAX_STEADY_STALL, figures
     assert blocks_per_turn < MAX_BLOCKS_PER_TURN, figures
     assert grown < 64 * 2**20, figures  # RSS is noisy (allocator arenas): a loose bound only
     assert transcript_text().count('"kind":"user"') == TURNS

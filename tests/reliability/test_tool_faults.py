@@ -2,9 +2,9 @@
 
 The command runs through ``executeFilePathCommand`` exactly as the model would call
 it (approval mode ``allow``, so programs outside the read-only allowlist run).
-Measured: wall time, the event loop's worst stall (a 5 ms ticker, standing in for
-the UI), RSS growth, the size of what goes back to the model, and that no process
-is left behind.
+Checked: that the event loop (standing in for the UI) keeps running other tasks
+while the command runs, RSS growth, the size of what goes back to the model, and
+that no process is left behind. How fast is for the benchmarks.
 """
 
 from __future__ import annotations
@@ -21,15 +21,12 @@ from tests.core.conftest import assert_history_valid
 from tests.fake_llm import FakeLLM, Reply, Tool
 from tests.reliability.support import (
     Engine,
-    LoopProbe,
     assert_no_leaks,
-    collect,
     finished_calls,
     make_engine,
     rss_bytes,
 )
 
-MAX_STALL = 0.5
 MAX_RSS_GROWTH = 48 * 2**20
 
 
@@ -60,14 +57,30 @@ def alive(processes: list[psutil.Process]) -> list[str]:
     return out
 
 
-async def run_command(engine: Engine, fake: FakeLLM, command: str) -> tuple[list[ev.Event], float, float, int]:
-    """One turn in which the model runs ``command``: events, seconds, worst loop stall, RSS growth."""
+async def run_command(engine: Engine, fake: FakeLLM, command: str) -> tuple[list[ev.Event], bool, int]:
+    """One turn in which the model runs ``command``: events, whether the loop ran while it did, RSS growth.
+
+    When the tool call starts, a task is scheduled that needs a few turns of the
+    event loop; it has finished by the time the call ends only if the command ran
+    without holding the loop.
+    """
     fake.script(Reply(tools=[Tool("executeFilePathCommand", {"command": command})]), Reply(text="done"))
     rss = rss_bytes()
-    started = time.monotonic()
-    async with LoopProbe() as probe:
-        events = await collect(engine.handler, f"run {command}")
-    return events, time.monotonic() - started, probe.worst, rss_bytes() - rss
+    events: list[ev.Event] = []
+    ran_meanwhile = False
+    bystander: asyncio.Task[None] | None = None
+
+    async def other_work() -> None:
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    async for event in engine.handler.stream_query(f"run {command}"):
+        events.append(event)
+        if isinstance(event, ev.ToolCallStarted):
+            bystander = asyncio.create_task(other_work())
+        elif isinstance(event, ev.ToolCallFinished) and bystander is not None:
+            ran_meanwhile = bystander.done()
+    return events, ran_meanwhile, rss_bytes() - rss
 
 
 ENDLESS = [
@@ -82,16 +95,15 @@ async def test_endless_output_is_capped_and_the_loop_stays_responsive(
     engine: Engine, fake_llm: FakeLLM, command: str
 ) -> None:
     before = descendants()
-    events, elapsed, stall, grown = await run_command(engine, fake_llm, command)
+    events, ran_meanwhile, grown = await run_command(engine, fake_llm, command)
     (call,) = finished_calls(events)
     assert call.status == "success" and "(output truncated)" in call.result or call.metadata.get("truncated")
     assert len(call.result) < 10_000, "the model gets a bounded result"
     assert len(str(fake_llm.requests[-1].body)) < 20_000
     assert events[-1].kind == "turn_completed"
     assert alive([p for p in descendants() if p not in before]) == []
-    assert elapsed < 5, f"took {elapsed:.1f}s"
     assert grown < MAX_RSS_GROWTH, f"RSS grew {grown / 2**20:.0f} MB"
-    assert stall < MAX_STALL, f"the event loop (the UI) froze for {stall:.2f}s"
+    assert ran_meanwhile, "the event loop (the UI) was held while the command ran"
     assert_no_leaks(fake_llm)
 
 
@@ -101,11 +113,10 @@ async def test_a_command_that_never_ends_is_killed_at_the_timeout(
 ) -> None:
     engine.handler.config.command_timeout = 1.0
     before = descendants()
-    events, elapsed, stall, _ = await run_command(engine, fake_llm, command)
+    events, ran_meanwhile, _ = await run_command(engine, fake_llm, command)
     (call,) = finished_calls(events)
     assert call.status == "error" and "longer than 1 s" in call.result
-    assert 1.0 <= elapsed < 4
-    assert stall < MAX_STALL
+    assert ran_meanwhile
     assert alive([p for p in descendants() if p not in before]) == []
     assert events[-1].kind == "turn_completed"
     assert_no_leaks(fake_llm)
@@ -128,11 +139,9 @@ async def test_esc_during_a_command_kills_it_and_the_next_turn_works(engine: Eng
     while not (spawned := [p for p in descendants() if p not in before]) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert [p.name() for p in spawned] == ["sleep"]
-    cancelled_at = time.monotonic()
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - cancelled_at < 2.5
+    done, _ = await asyncio.wait({task}, timeout=10)  # the command would run 600 s, its timeout is 60 s
+    assert task in done and task.cancelled()
     assert alive(spawned) == [], "the process group was not killed"
     assert_history_valid(engine.handler.conversation_history)
     synthetic = engine.handler.conversation_history[-1]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from core.sessions import SessionStore, SessionWriter
 from core.sessions.index import INDEX_NAME
 
@@ -18,6 +20,7 @@ def _timed(store: SessionStore, project: Path) -> tuple[float, list]:
     return (time.perf_counter() - start) * 1000, infos
 
 
+@pytest.mark.slow
 def test_listing_1000_sessions(store: SessionStore, project: Path) -> None:
     for i in range(1000):
         with SessionWriter(store.create(project), durable=False) as writer:

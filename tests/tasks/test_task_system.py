@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -171,11 +172,17 @@ def test_aider_is_imported_on_first_use_or_warm_up_only(tmp_path: Path) -> None:
 
 
 async def test_concurrent_aider_tasks_run_one_at_a_time(aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM) -> None:
-    starts: list[float] = []
+    running: list[str] = []
+    overlaps: list[list[str]] = []
+    served = threading.Lock()
 
-    def reply(request: Any) -> Reply:
-        starts.append(time.monotonic())
-        time.sleep(0.3)
+    def reply(request: Any) -> Reply:  # the fake server answers each request in its own thread
+        with served:
+            running.append(request.last_user_text())
+            overlaps.append(list(running))
+        time.sleep(0.3)  # long enough for a concurrent second request to arrive and be seen
+        with served:
+            running.pop(0)
         name = "calc.py" if "Type calc" in request.last_user_text() else "auth/login.py"
         body = TYPED if name == "calc.py" else "def login(user: str, password: str) -> bool:\n    return user == 'admin'\n"
         return Reply(text=whole_file_edit(name, body))
@@ -188,4 +195,4 @@ async def test_concurrent_aider_tasks_run_one_at_a_time(aider_settings: Settings
     )
     assert first["metadata"]["edited_files"] == ["calc.py"]
     assert second["metadata"]["edited_files"] == ["auth/login.py"]
-    assert len(starts) == 2 and starts[1] - starts[0] >= 0.3  # the second began after the first finished
+    assert [len(seen) for seen in overlaps] == [1, 1]  # the second began after the first finished

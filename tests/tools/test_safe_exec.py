@@ -295,11 +295,8 @@ def read_pids(root: Path, timeout: float = 10.0) -> list[int]:
 
 class TestProcessControl:
     async def test_timeout_kills_the_process_group(self, repo: Path, group_spawner: str) -> None:
-        started = time.monotonic()
         result = await execute_command_safely(group_spawner, project_root=repo, timeout=1.5, approval_mode="allow")
-        elapsed = time.monotonic() - started
         assert result.status == "timeout" and "1.5 s" in result.reason
-        assert elapsed < 5
         parent, grandchild = read_pids(repo)
         assert process_gone(parent) and process_gone(grandchild)
 
@@ -316,16 +313,13 @@ class TestProcessControl:
         """`yes` never stops: the reader stops at the cap, kills it, and memory stays bounded."""
         tracemalloc.start()
         try:
-            started = time.monotonic()
             result = await execute_command_safely("yes", project_root=repo, max_output=1_000_000,
                                                   approval_mode="allow")
-            elapsed = time.monotonic() - started
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
         assert result.status == "success" and result.truncated and "1000000 bytes" in result.reason
         assert 999_000 <= len(result.stdout) <= 1_000_000 and result.stdout.endswith("y\n")
-        assert elapsed < 5
         assert peak < 12_000_000, f"peak Python memory {peak} bytes"
 
     async def test_truncated_listing_drops_the_partial_line(self, repo: Path) -> None:

@@ -9,6 +9,7 @@ the loopback fake LLM server.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,12 +183,44 @@ def real_app(real_settings: Settings, project: Path) -> AssistantApp:
     return app
 
 
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+WAIT_TIMEOUT = 10.0
+"""Seconds a test waits for the app to reach a state before failing with what it waited for."""
+
+
+def _describe(condition: Callable[[], bool]) -> str:
+    try:
+        return inspect.getsource(condition).strip()
+    except (OSError, TypeError):
+        return repr(condition)
+
+
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = WAIT_TIMEOUT, what: str = "") -> None:
+    """Poll the app until ``condition()`` holds; fail naming the condition after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
+            raise AssertionError(f"not reached within {timeout:g}s: {what or _describe(condition)}")
         await pilot.pause(0.02)
+
+
+BACKGROUND_EXEMPT = frozenset({"turn"})
+"""Worker groups ``settle`` does not wait for (a scripted turn may be held at a gate on purpose)."""
+
+
+async def settle(pilot: Any, until: Callable[[], bool] | None = None, timeout: float = WAIT_TIMEOUT, what: str = "") -> None:
+    """Wait until ``until()`` holds and every background worker (searches, listings) has finished.
+
+    Fails with an ``AssertionError`` naming what it waited for instead of letting a
+    snapshot be taken of a screen that is still changing.
+    """
+    if until is not None:
+        await wait_for(pilot, until, timeout, what)
+
+    def idle() -> bool:
+        return not [w for w in pilot.app.workers if w.group not in BACKGROUND_EXEMPT and not w.is_finished]
+
+    await wait_for(pilot, idle, timeout, what="background workers (" + ", ".join(sorted({w.group for w in pilot.app.workers if not w.is_finished})) + ") to finish")
+    await pilot.pause()
 
 
 async def send(pilot: Any, text: str) -> None:

@@ -6,7 +6,6 @@ The app is built by ``make_app`` exactly as the CLI builds it; its provider talk
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 
@@ -44,10 +43,8 @@ async def test_escape_cancels_and_next_query_works(real_app: AssistantApp, fake_
     async with real_app.run_test(size=SIZE) as pilot:
         await send(pilot, "tell me a long story")
         await wait_for(pilot, lambda: any(m.text for m in widgets(real_app, AssistantMessage)))
-        started = time.monotonic()
         await pilot.press("escape")
-        await finish_turn(pilot)
-        assert time.monotonic() - started < 1.0
+        await finish_turn(pilot)  # the whole story would take 10 s; the partial one below proves Esc ended it
         partial = widgets(real_app, AssistantMessage)[-1]
         assert partial.interrupted and partial.text and len(partial.text) < 2000
         assert any("Interrupted" in note.body for note in widgets(real_app, NoteMessage))

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from core import events as ev
 from core.config import Settings
 from core.types import ToolCall
-from tests.tui.conftest import AskApproval, FixedClock, Gate, ScriptedHandler, text_reply
+from tests.tui.conftest import AskApproval, FixedClock, Gate, ScriptedHandler, settle, text_reply
 from tui.app import AssistantApp, make_app
 
 SIZE = (100, 32)
@@ -28,15 +28,6 @@ AIDER = ToolCall(id="call_3", name="aiderAutomatic", parameters={"prompt": "Add 
 def build(settings: Settings, project: Path, script: Any, clock: FixedClock | None = None) -> AssistantApp:
     handler = ScriptedHandler(script, project_root=project, settings=settings)
     return make_app(settings, handler=handler, clock=clock or FixedClock())
-
-
-async def settle(pilot: Any, until: Callable[[], bool] | None = None, tries: int = 100) -> None:
-    """Let workers and streams run until ``until()`` holds (or the app is idle)."""
-    for _ in range(tries):
-        await pilot.pause(0.02)
-        if until is None or until():
-            break
-    await pilot.pause()
 
 
 async def type_and_send(pilot: Any, text: str) -> None:
@@ -289,7 +280,9 @@ class TestPicker:
             await settle(pilot, lambda: pilot.app.files.count >= 3)
             await pilot.press("ctrl+o")
             await settle(pilot, lambda: type(pilot.app.screen).__name__ == "FilePickerScreen")
-            await pilot.press("a", "u", "space")
+            await pilot.press("a", "u")
+            await settle(pilot, lambda: pilot.app.screen.query_one("#picker-input").value == "au")
+            await pilot.press("space")
             await settle(pilot)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
