@@ -10,7 +10,7 @@ import pytest
 from core import events as ev
 from core.types import Decision, error_result
 from tests.core.conftest import assert_history_valid
-from tests.fake_llm import HTTPError, Reply, Stall, StreamError, Tool
+from tests.fake_llm import HTTPError, Reply, Tool
 
 
 async def collect(handler: Any, query: str) -> list[Any]:
@@ -337,33 +337,9 @@ async def test_a_storm_of_429s_spends_one_shared_budget(make_handler, fake_llm):
     fake_llm.responder = lambda request: HTTPError(429, "slow down", headers={"retry-after": "0"})
     for n in range(6):
         events = await collect(handler, f"try {n}")
-        assert isinstance(events[-1], ev.TurnFailed)
+        assert isinstance(events[-1], ev.TurnFailed) and "Rate limited" in events[-1].message
     assert len(fake_llm.requests) == 6 + 4  # one request per turn plus the shared budget, not 6 * 4
-
-
-async def test_in_stream_overload_before_any_text_is_retried(make_handler, fake_llm):
-    handler = make_handler(max_retries=1)
-    fake_llm.script(StreamError(after_chunks=0), Reply(text="second try"))
-    events = await collect(handler, "hi")
-    assert [e.code for e in events if isinstance(e, ev.Warning)] == ["retry"]
-    assert events[-1].result["content"] == "second try"
-
-
-async def test_in_stream_error_after_text_keeps_partial_and_fails(make_handler, fake_llm):
-    handler = make_handler(max_retries=2)
-    fake_llm.script(StreamError(text="The answer is forty", after_chunks=1, error_type="overloaded_error"))
-    events = await collect(handler, "hi")
-    assert isinstance(events[-1], ev.TurnFailed) and events[-1].reason == "llm_error"
-    assert len(fake_llm.requests) == 1  # no silent retry after text
-    last = handler.conversation_history[-1]
-    assert last["interrupted"] and last["content"] == "The answer i"
-
-
-async def test_idle_stream_is_abandoned(make_handler, fake_llm):
-    handler = make_handler(idle_timeout=0.5)
-    fake_llm.script(Stall(reply=Reply(text="hello there"), before=2, seconds=5))
-    events = await collect(handler, "hi")
-    assert isinstance(events[-1], ev.TurnFailed) and events[-1].result["metadata"]["error_kind"] in {"timeout", "network"}
+    assert [m["role"] for m in handler.conversation_history] == ["user"] * 6  # no duplicate turns
 
 
 async def test_approval_flow(make_handler, fake_llm):

@@ -1,11 +1,11 @@
 """API faults the tool loop must survive, on both wire formats, through the real SDKs.
 
 Complements ``tests/core/test_tool_loop.py`` (429 + retry-after, 529 repeatedly,
-400/401/413, a 429 storm, the Anthropic in-stream overload before and after text,
-idle stall, cancellation): here the OpenAI side of the in-stream errors, a
-connection reset inside a tool call's JSON, Esc during a silent stream, malformed
-events, UTF-8 split across reads, a missing ``[DONE]`` and 20 tool calls in one
-message. Every case also checks that no canary left (requests, log, listener).
+400/401/413, a 429 storm, cancellation): here the in-stream errors before and
+after text, a connection reset inside a tool call's JSON, the idle watchdog before
+any event and mid-stream, Esc during a silent stream, malformed events, UTF-8
+split across reads, a missing ``[DONE]`` and 20 tool calls in one message. Every
+case also checks that no canary left (requests, log, listener).
 """
 
 from __future__ import annotations
@@ -127,10 +127,11 @@ async def test_headers_then_silence_esc_ends_it(engine: Engine, fake_llm: FakeLL
     assert_no_leaks(fake_llm)
 
 
-async def test_headers_then_silence_the_watchdog_ends_it(engine: Engine, fake_llm: FakeLLM) -> None:
+@pytest.mark.parametrize("stall", [Stall(before=0, seconds=10), Stall(reply=Reply(text="hello there"), before=2, seconds=10)], ids=["before-any-event", "mid-stream"])
+async def test_silence_the_watchdog_ends_it(engine: Engine, fake_llm: FakeLLM, stall: Stall) -> None:
     engine.handler.config.idle_timeout = 0.5
     engine.handler.config.max_retries = 0
-    fake_llm.script(Stall(before=0, seconds=10))
+    fake_llm.script(stall)
     events = await asyncio.wait_for(collect(engine.handler, "hello?"), 8)  # the server stalls for 10 s
     failed = events[-1]
     assert isinstance(failed, ev.TurnFailed) and failed.result["metadata"]["error_kind"] in {"timeout", "network"}

@@ -106,7 +106,6 @@ def test_dangling_tool_calls_get_a_synthetic_interrupted_result(store: SessionSt
     ]
     assert loaded.messages[3]["is_error"] is True and loaded.messages[3]["name"] == "readFile"
     assert loaded.messages[6]["is_error"] is True and loaded.messages[6]["name"] == "aiderAutomatic"
-    assert INTERRUPTED_RESULT == "interrupted: the session ended before this tool finished"
     assert len(loaded.warnings) == 2 and all("marked as interrupted" in w for w in loaded.warnings)
 
 

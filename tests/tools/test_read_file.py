@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.tools.files import MAX_READ_BYTES, READ_FILE_SPEC, is_git_ignored, is_secret_path, read_file_tool
+from core.tools.files import MAX_READ_BYTES, is_git_ignored, is_secret_path, read_file_tool
 from core.types import is_error
 from tests.tools.support import RepoCache, git, write_files
 
@@ -36,12 +36,6 @@ def repo(tmp_path: Path, repo_cache: RepoCache) -> Path:
 
 def read(root: Path, path: str, **params) -> dict:
     return read_file_tool({"path": path, **params}, project_root=root)
-
-
-def test_spec_shape() -> None:
-    assert READ_FILE_SPEC["name"] == "readFile"
-    assert READ_FILE_SPEC["input_schema"]["required"] == ["path"]
-    assert set(READ_FILE_SPEC["input_schema"]["properties"]) == {"path", "start_line", "end_line"}
 
 
 class TestReading:

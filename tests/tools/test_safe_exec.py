@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from core.tools.safe_exec import (
-    FILE_PATH_COMMAND_SPEC,
     MAX_CHECKED_LINES,
     execute_command_safely,
     find_paths_in_output,
@@ -75,11 +74,6 @@ async def find_paths(command: str, root: Path, **kwargs) -> list[str]:
     result = await run_file_path_command({"command": command}, project_root=root, **kwargs)
     assert not is_error(result), result["content"]
     return rel(result["metadata"]["paths"], root)
-
-
-def test_spec_shape() -> None:
-    assert FILE_PATH_COMMAND_SPEC["name"] == "executeFilePathCommand"
-    assert FILE_PATH_COMMAND_SPEC["input_schema"]["required"] == ["command"]
 
 
 class TestAllowedCommands:
