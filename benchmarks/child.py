@@ -64,7 +64,9 @@ def _main(argv: list[str]) -> int:
     out = Path(result_file)
     try:
         from benchmarks.whatif import apply_from_environment
+        from tui import runtime
 
+        runtime.apply()  # the process-wide tuning the console entry point applies (frame rate, collector)
         apply_from_environment()
         module = importlib.import_module(f"benchmarks.{module_name}")
         value = getattr(module, function)(**json.loads(raw_args))

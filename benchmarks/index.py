@@ -78,9 +78,11 @@ async def _watch(until: Callable[[], bool], marks: dict[str, Callable[[], bool]]
 async def memory_system_once(root: Path) -> dict[str, float]:
     """Index as the app does; times in ms and the worst loop stall."""
     from core.memory.system import MemorySystem
+    from tui import runtime
 
     began = time.perf_counter()
     memory = MemorySystem(root)
+    runtime.tune_memory(memory)  # as the app's FileSource does
     memory.start_indexing()
     thread = memory._thread
     seen, stall = await _watch(

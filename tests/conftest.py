@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from tests.fake_llm import FakeLLM
+from tui import runtime
+
+# The frame rate, set the way the console entry point sets it (tui.cli), before Textual
+# is imported: the snapshot plugin (which imports Textual) is disabled in pyproject's
+# addopts and loaded here, afterwards, so the suite runs at the app's frame rate.
+# The collector tweaks are not applied: frozen objects would pile up from test to test.
+assert "textual" not in sys.modules, "Textual was imported before tests/conftest.py could set TEXTUAL_FPS"
+runtime.set_frame_rate()
+pytest_plugins = ["pytest_textual_snapshot"]
+
+from tests.fake_llm import FakeLLM  # noqa: E402 - after the frame rate
 
 _SCRUBBED = (
     "ANTHROPIC_API_KEY",

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from core.config import Settings
 from core.types import ApprovalRequest, Decision, error_result
-from tui import context_ops, heap, sessions
+from tui import context_ops, runtime, sessions
 from tui.commands import complete_command, find_command, parse_command
 from tui.file_source import FileSource
 from tui.filters import ControlCharacterFilter
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 
 GC_AFTER_TURN = 0.5
-"""Seconds after a turn ends before the garbage collector's pause (tui.heap)."""
+"""Seconds after a turn ends before the garbage collector's pause (``tui.runtime.after_turn``)."""
 RELIST_AFTER = 10.0
 """Seconds a file listing stays fresh for the picker (opening it re-lists when older)."""
 
@@ -87,7 +87,6 @@ class AssistantApp(App[None]):
         """The project's files for ``@`` completion and the picker (indexed off the event loop)."""
         self._turn: Worker[None] | None = None
         self._renderer: TurnRenderer | None = None
-        self.heap = heap.HeapPolicy()
         self.recorded_context: list[dict[str, Any]] | None = None
         self.session_request: dict[str, Any] = {}
         """``--continue`` / ``--resume`` as given on the command line (sessions attach to it)."""
@@ -177,7 +176,7 @@ class AssistantApp(App[None]):
         prewarm = getattr(getattr(self.handler, "model_provider", None), "prewarm", None)
         if prewarm is not None and self.settings.provider_configured:
             prewarm()
-        heap.freeze()  # start-up objects are never rescanned
+        runtime.after_start_up()  # start-up objects are never rescanned
 
     def on_unmount(self) -> None:
         closer = getattr(self.application, "close_session", None)
@@ -306,7 +305,7 @@ class AssistantApp(App[None]):
             self.refresh_context()
             self.call_later(self.refresh_bindings)
             # The collector's pause once the answer is on screen (not a Textual timer: see AssistantMessage._schedule).
-            asyncio.get_running_loop().call_later(GC_AFTER_TURN, self.heap.turn_over)
+            asyncio.get_running_loop().call_later(GC_AFTER_TURN, runtime.after_turn)
 
     def _refresh_metrics(self) -> None:
         getter = getattr(self.handler, "get_resource_metrics", None)

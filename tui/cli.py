@@ -10,6 +10,9 @@ from typing import Any, Sequence
 
 def launch(settings: Any, *, continue_session: bool = False, resume: str | None = None) -> None:
     """Run the full-screen app until the user quits."""
+    from tui import runtime
+
+    runtime.apply()  # before Textual is imported: it reads the frame rate then
     from tui.app import run_app
 
     run_app(settings, continue_session=continue_session, resume=resume)

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tui import runtime
+
 log = logging.getLogger(__name__)
 
 
@@ -29,6 +31,7 @@ class FileSource:
     def __init__(self, root: Path, memory_system: Any = None) -> None:
         self.root = root
         self.memory = memory_system if hasattr(memory_system, "search_files") else None
+        runtime.tune_memory(self.memory)
         self._own: Any = None
         self.generation = 0
         """Bumped whenever a listing finishes (the picker redraws its results)."""
@@ -38,6 +41,7 @@ class FileSource:
         """Search the memory system's index from now on (the engine was built after the app started)."""
         if hasattr(memory_system, "search_files"):
             self.memory = memory_system
+            runtime.tune_memory(memory_system)
 
     @property
     def _matcher(self) -> Any:

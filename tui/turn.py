@@ -9,7 +9,7 @@ from rich.syntax import Syntax
 from textual.widgets import Static
 
 from core import events as ev
-from tui import heap
+from tui import runtime
 from tui.format import truncate_lines
 from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine
 
@@ -96,12 +96,12 @@ class TurnRenderer:
                 self.ended = True
                 await self._close_current()
                 self._final_metrics(result)
-                heap.release_free_memory()
+                runtime.release_free_memory()
             case ev.TurnFailed(reason=reason, message=message, result=result):
                 self.ended = True
                 await self._close_current()
                 self._final_metrics(result)
-                heap.release_free_memory()
+                runtime.release_free_memory()
                 await self.show_error(reason, message)
             case _:
                 log.debug("ignoring event %r", event)

@@ -16,11 +16,10 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from core.memory.fuzzy import FuzzyMatcher, Match
 from core.memory.index import FileIndex
@@ -74,6 +73,8 @@ class MemorySystem:
         self._lexicon: Lexicon | None = None
         self._lexicon_lock = threading.RLock()
         self._lexicon_generation = -1
+        self.build_guard: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+        """Wraps the index build; an app that tunes its process may pause the garbage collector here (``tui.runtime``)."""
 
     # -- the index -----------------------------------------------------------
 
@@ -96,7 +97,7 @@ class MemorySystem:
                 self.matcher.update(list(self.index.paths), prepare=False)
 
         try:
-            with _collector_paused(), self._lexicon_lock:
+            with self.build_guard(), self._lexicon_lock:
                 try:
                     self.index.build(on_batch=on_batch)
                     if len(self.matcher) != len(self.index.paths):
@@ -267,27 +268,6 @@ class MemorySystem:
         if ranked:
             return ranked
         return [(p, 0.1) for p in sorted(known, key=len)[:DEFAULT_SELECTION]]
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No automatic garbage collection while the index structures are built; freeze them after.
-
-    Building them allocates ~160,000 lists and dicts for 80,000 files (none in a
-    cycle). The full collections that set off ran in this thread and held the
-    GIL 30-55 ms at a time, freezing the event loop; once built, every later
-    full collection rescanned them. ``gc.freeze()`` at the end moves them (and
-    whatever else is alive) out of the collector's sight: acyclic data is still
-    freed by reference counting when the index is rebuilt.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.enable()
 
 
 def _is_source(path: str) -> bool:
