@@ -6,12 +6,13 @@ import asyncio
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import LineFilter
 from textual.widgets import Footer
 from textual.app import SuspendNotSupported
 from textual.worker import Worker, WorkerState
@@ -72,7 +73,7 @@ class AssistantApp(App[None]):
         engine_factory: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__()
-        self._filters.append(ControlCharacterFilter())  # content is shown, never obeyed by the terminal
+        self._control_filter = ControlCharacterFilter()
         self.settings = settings
         self.application = application
         self.handler = handler if handler is not None else getattr(application, "handler", None)
@@ -96,6 +97,10 @@ class AssistantApp(App[None]):
         """Builds the Application (blocking) after the first frame; None when it was given or built already."""
         self._started = asyncio.Event()
         """Set once the engine is attached and the session opened (a query sent earlier waits for it)."""
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then one that shows control characters: content is shown, never obeyed by the terminal."""
+        return [*super().get_line_filters(), self._control_filter]
 
     # -- layout ------------------------------------------------------------
     def compose(self) -> ComposeResult:

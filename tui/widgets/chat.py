@@ -12,7 +12,7 @@ from textual.await_complete import AwaitComplete
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets.markdown import MarkdownStream
 
 from core.types import ToolCall
 from tui.widgets.markdown_table import ChatMarkdown
