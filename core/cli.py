@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="assistant-tui",
         description="A terminal coding assistant. Without -p it opens the full-screen app.",
+        epilog="assistant-tui acp runs it as an Agent Client Protocol agent on stdio (for Zed, Toad...); see assistant-tui acp --help.",
     )
     parser.add_argument("-p", "--print", dest="query", metavar="QUERY", help="run one turn headless and print the answer ('-' reads stdin)")
     parser.add_argument("--output-format", choices=("text", "jsonl"), default="text", help="headless output: the final answer, or one JSON event per line")
@@ -73,6 +74,11 @@ TUILauncher = Callable[..., None]
 
 def main(argv: Sequence[str] | None = None, *, launch_tui: TUILauncher | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["acp"]:  # `assistant-tui acp`: an Agent Client Protocol agent on stdio
+        from core.acp import main as acp_main
+
+        return acp_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return _main(args, launch_tui)
@@ -156,11 +162,7 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         return _emit_task_result(result, output_format)
 
     if not settings.provider_configured:
-        _error(
-            f"no {settings.provider} provider is configured: set "
-            + ("ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)" if settings.provider == "anthropic" else "OPENAI_API_KEY or OPENAI_BASE_URL")
-            + " in the environment or .env, or choose another with --provider"
-        )
+        _error(provider_missing_message(settings))
         return EXIT_USAGE
 
     final: ev.TurnCompleted | ev.TurnFailed | None = None
@@ -179,6 +181,15 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         return EXIT_OK
     _error(final.message if final else "the turn ended without a result")
     return EXIT_FAILED
+
+
+def provider_missing_message(settings: Any) -> str:
+    """What to set when the chosen provider has neither a key nor an endpoint."""
+    return (
+        f"no {settings.provider} provider is configured: set "
+        + ("ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)" if settings.provider == "anthropic" else "OPENAI_API_KEY or OPENAI_BASE_URL")
+        + " in the environment or .env, or choose another with --provider"
+    )
 
 
 def _emit_task_result(result: dict[str, Any], output_format: str) -> int:

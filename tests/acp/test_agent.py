@@ -1,0 +1,194 @@
+"""``assistant-tui acp`` end to end: the real entry point, the package's client side, the fake model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from core.sessions import SessionStore, load_session
+from tests.acp.conftest import (
+    RecordingClient,
+    agent_stderr,
+    allow,
+    cancelled_outcome,
+    prompt,
+    raw_agent,
+    running_agent,
+)
+from tests.fake_llm import Reply, Tool
+
+
+async def test_a_prompt_with_a_tool_call_streams_updates_and_is_recorded(fake_llm, project):
+    fake_llm.script(Reply(text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
+    async with running_agent(project) as (conn, client, _):
+        session = await conn.new_session(cwd=str(project))
+        response = await prompt(conn, session.session_id, "explain auth")
+
+    assert response.stop_reason == "end_turn"
+    assert client.text() == "Reading it.It always logs in."
+    [start] = client.of("tool_call")
+    assert (start.tool_call_id, start.kind, start.status, start.title) == (start.tool_call_id, "read", "in_progress", "Read auth.py")
+    assert [loc.path for loc in start.locations] == [str(project / "auth.py")]
+    [done] = client.of("tool_call_update")
+    assert done.tool_call_id == start.tool_call_id and done.status == "completed"
+    assert "def login" in done.content[0].content.text
+    assert [loc.path for loc in done.locations] == [str(project / "auth.py")]
+    # the tool result reached the model's next request
+    assert "def login" in json.dumps(fake_llm.requests[1].messages[-1])
+    # recorded like -p: `assistant-tui --continue` finds this session
+    latest = SessionStore().latest(project)
+    assert latest is not None and latest.id == session.session_id
+    roles = [m["role"] for m in load_session(latest).messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert "Traceback" not in agent_stderr(project)
+
+
+async def test_a_permission_request_is_answered_before_the_tool_runs(fake_llm, project):
+    edit = Tool("aiderAutomatic", {"prompt": "Add a docstring to login", "file_context": ["auth.py"]})
+    fake_llm.script(Reply(text="Editing.", tools=[edit]), Reply(text="I was not allowed to edit."))
+    client = RecordingClient()
+
+    async def reject(tool_call, options):
+        # the tool call was announced, pending, before we were asked
+        [start] = client.of("tool_call")
+        assert start.tool_call_id == tool_call.tool_call_id and start.status == "pending" and start.kind == "edit"
+        return await allow("deny")(tool_call, options)
+
+    client.answer = reject
+    async with running_agent(project, client=client) as (conn, _, _):
+        session = await conn.new_session(cwd=str(project))
+        response = await prompt(conn, session.session_id, "document login")
+
+    assert response.stop_reason == "end_turn"
+    [(tool_call, options)] = client.permissions
+    assert [(o.option_id, o.kind) for o in options] == [("allow_once", "allow_once"), ("allow_session", "allow_always"), ("deny", "reject_once")]
+    assert tool_call.kind == "edit" and tool_call.title == "aider: Add a docstring to login"
+    assert "auth.py" in tool_call.content[0].content.text and [loc.path for loc in tool_call.locations] == [str(project / "auth.py")]
+    [done] = client.of("tool_call_update")
+    assert done.status == "failed" and "Denied" in done.content[0].content.text
+    assert "Denied" in json.dumps(fake_llm.requests[1].messages[-1])
+    assert (project / "auth.py").read_text() == "def login(user):\n    return True\n"
+
+
+async def test_cancel_during_a_permission_request(fake_llm, project):
+    fake_llm.script(Reply(text="Editing.", tools=[Tool("aiderAutomatic", {"prompt": "Rewrite login"})]))
+    client = RecordingClient()
+    release = asyncio.Event()
+
+    async def wait_for_cancel(tool_call, options):
+        await release.wait()
+        return cancelled_outcome()
+
+    client.answer = wait_for_cancel
+    async with running_agent(project, client=client) as (conn, _, _):
+        session = await conn.new_session(cwd=str(project))
+        running = asyncio.create_task(prompt(conn, session.session_id, "rewrite it"))
+        await asyncio.wait_for(client.permission_seen.wait(), 30)
+        await conn.cancel(session_id=session.session_id)
+        response = await running
+        release.set()
+        # the session is still usable after the cancel
+        fake_llm.script(Reply(text="Fine."))
+        again = await prompt(conn, session.session_id, "never mind")
+
+    assert response.stop_reason == "cancelled"
+    updates = client.of("tool_call_update")
+    assert updates and updates[-1].status == "failed"
+    assert again.stop_reason == "end_turn"
+    # the history stayed valid: the interrupted call was answered before the next user message
+    messages = fake_llm.requests[-1].messages
+    assert any(b.get("type") == "tool_result" for m in messages if isinstance(m["content"], list) for b in m["content"])
+
+
+async def test_cancel_mid_stream(fake_llm, project):
+    fake_llm.script(Reply(text="word " * 400, chunk=5, tokens_per_second=40))
+    async with running_agent(project) as (conn, client, _):
+        session = await conn.new_session(cwd=str(project))
+        running = asyncio.create_task(prompt(conn, session.session_id, "talk"))
+        await asyncio.wait_for(client.update_seen.wait(), 30)
+        while not client.of("agent_message_chunk"):
+            await asyncio.sleep(0.01)
+        await conn.cancel(session_id=session.session_id)
+        response = await running
+
+    assert response.stop_reason == "cancelled"
+    assert 0 < len(client.text()) < len("word " * 400)
+    recorded = load_session(SessionStore().open(session.session_id, project)).messages
+    assert recorded[-1]["role"] == "assistant" and recorded[-1].get("interrupted")
+
+
+async def test_session_load_replays_the_conversation(fake_llm, project):
+    fake_llm.script(Reply(text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
+    async with running_agent(project) as (conn, _, _):
+        session = await conn.new_session(cwd=str(project))
+        await prompt(conn, session.session_id, "explain auth")
+
+    fake_llm.script(Reply(text="Still true."))
+    async with running_agent(project) as (conn, client, _):
+        listed = await conn.list_sessions(cwd=str(project))
+        assert [s.session_id for s in listed.sessions] == [session.session_id]
+        await conn.load_session(cwd=str(project), session_id=session.session_id)
+        replayed = list(client.updates)
+        response = await prompt(conn, session.session_id, "and now?")
+
+    kinds = [u.session_update for u in replayed if u.session_update != "available_commands_update"]
+    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"]
+    assert replayed[0].content.text == "explain auth"
+    tool = next(u for u in replayed if u.session_update == "tool_call")
+    assert (tool.kind, tool.status, tool.title) == ("read", "completed", "Read auth.py") and "def login" in tool.content[0].content.text
+    assert response.stop_reason == "end_turn"
+    texts = [b.get("text") for m in fake_llm.requests[-1].messages for b in m["content"] if b.get("type") == "text"]
+    assert texts[0] == "explain auth" and texts[-1] == "and now?"
+
+
+async def test_loading_an_unknown_session_is_an_error(fake_llm, project):
+    from acp import RequestError
+
+    async with running_agent(project) as (conn, _, _):
+        try:
+            await conn.load_session(cwd=str(project), session_id="20990101-000000-abcdef")
+        except RequestError as exc:
+            assert exc.code == -32602 and "20990101-000000-abcdef" in json.dumps(exc.data)
+        else:
+            raise AssertionError("loading an unknown session succeeded")
+
+
+def test_malformed_requests_get_json_rpc_errors_and_stdout_stays_protocol(fake_llm, project):
+    lines = [
+        b"this is not json\n",
+        b"[1, 2, 3]\n",
+        b'{"jsonrpc": "2.0", "id": 3, "method": 42}\n',
+        b'{"jsonrpc": "2.0", "id": 4, "method": "session/prompt", "params": {}}\n',
+        b'{"jsonrpc": "2.0", "id": 5, "method": "no/such/method"}\n',
+        b'{"jsonrpc": "2.0", "id": 6, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}}\n',
+        b'{"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}\n',
+        b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nope"}}\n',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {"protocolVersion": 1}}\n',
+    ]
+    process = raw_agent(project)
+    out, err = process.communicate(b"".join(lines), timeout=60)
+    assert process.returncode == 0, err
+    replies = [json.loads(line) for line in out.decode().splitlines()]  # every stdout line is JSON-RPC
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    anonymous = [r["error"]["code"] for r in replies if r.get("id") is None]
+    assert sorted(anonymous) == [-32700, -32600]
+    assert by_id[3]["error"]["code"] == -32600
+    assert by_id[4]["error"]["code"] == -32602
+    assert by_id[5]["error"]["code"] == -32601
+    assert by_id[6]["error"]["code"] == -32602 and "nope" in json.dumps(by_id[6]["error"])
+    assert by_id[7]["error"]["code"] == -32602 and "absolute" in json.dumps(by_id[7]["error"])
+    assert by_id[8]["result"]["agentCapabilities"]["loadSession"] is True
+    assert len(replies) == 8  # the notification got no answer
+    assert b"Traceback" not in err and b"Traceback" not in out
+
+
+def test_the_acp_path_does_not_import_textual(project):
+    import subprocess
+    import sys
+
+    from tests.acp.conftest import agent_env
+
+    code = "import sys, tui.cli; status = tui.cli.main(['acp']); sys.stderr.write('textual=%s' % ('textual' in sys.modules)); sys.exit(status)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=project, env=agent_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert out.returncode == 0 and out.stdout == b""
+    assert out.stderr.endswith(b"textual=False"), out.stderr
