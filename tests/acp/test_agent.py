@@ -192,3 +192,35 @@ def test_the_acp_path_does_not_import_textual(project):
     out = subprocess.run([sys.executable, "-c", code], cwd=project, env=agent_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     assert out.returncode == 0 and out.stdout == b""
     assert out.stderr.endswith(b"textual=False"), out.stderr
+
+
+async def test_an_allowed_aider_edit_arrives_as_a_diff_and_always_is_remembered(fake_llm, project):
+    from tests.aider.conftest import git, whole_file_edit
+
+    documented = '"""Log users in."""\n\n\ndef login(user):\n    return True\n'
+    git(project, "init", "-q")
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "initial")
+
+    def respond(request):
+        if request.api == "openai":  # aider asking its model for the edit
+            return Reply(text=whole_file_edit("auth.py", documented))
+        if len(request.messages) == 1:
+            return Reply(tools=[Tool("aiderAutomatic", {"prompt": "Add a module docstring", "file_context": ["auth.py"]}), Tool("aiderAutomatic", {"prompt": ""})])
+        return Reply(text="Documented.")
+
+    fake_llm.responder = respond
+    client = RecordingClient()
+    client.answer = allow("allow_session")
+    async with running_agent(project, client=client, ASSISTANT_TUI_AIDER_MODEL="openai/fake-model") as (conn, _, _):
+        session = await conn.new_session(cwd=str(project))
+        response = await prompt(conn, session.session_id, "document auth.py", timeout=120)
+
+    assert response.stop_reason == "end_turn"
+    assert (project / "auth.py").read_text() == documented
+    assert len(client.permissions) == 1  # "always" covered the second call
+    finished = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert [u.status for u in finished] == ["completed", "failed"]
+    diff = finished[0].content[0]
+    assert (diff.type, diff.path) == ("diff", str(project / "auth.py"))
+    assert (diff.old_text, diff.new_text) == ("def login(user):\n    return True\n", documented)
