@@ -76,9 +76,21 @@ class ToolOutputChunk:
     stream: Literal["stdout", "stderr"] = "stdout"
 
 
+TOOL_STATUSES = ("success", "error", "denied", "refused", "not_run", "interrupted")
+"""Every ``ToolCallFinished.status``: only ``error`` means the tool ran (or tried to) and failed.
+
+``denied``: the user or the approval mode said no; ``refused``: the command policy
+refused it without asking anyone; ``not_run``: a guard stopped it (the limit of tool
+calls per turn); ``interrupted``: the user cancelled the turn while it ran."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolCallFinished:
-    """A tool call ended: ``status`` is ``success``, ``error``, ``denied`` or ``interrupted``."""
+    """A tool call ended; ``status`` is one of :data:`TOOL_STATUSES`.
+
+    ``duration`` is the time the call ran, without ``waited``: the seconds spent
+    waiting for the user's approval (0.0 when nobody was asked).
+    """
 
     kind: Literal["tool_call_finished"] = "tool_call_finished"
     call: ToolCall
@@ -86,16 +98,31 @@ class ToolCallFinished:
     result: str
     duration: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    waited: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRequested:
+    """A tool call waits for the user's answer (an approval prompt is open)."""
+
+    kind: Literal["approval_requested"] = "approval_requested"
+    call: ToolCall
+    title: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ApprovalRecorded:
-    """The user's (or the approval mode's) decision on a tool call."""
+    """The user's (or the approval mode's) decision on a tool call.
+
+    ``waited`` is how long the user took to answer (0.0 for an automatic decision);
+    an allowed call runs from this moment.
+    """
 
     kind: Literal["approval"] = "approval"
     call: ToolCall
     decision: Decision
     automatic: bool = False
+    waited: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,6 +168,7 @@ Event = Union[
     ToolCallStarted,
     ToolOutputChunk,
     ToolCallFinished,
+    ApprovalRequested,
     ApprovalRecorded,
     Warning,
     MetricsUpdated,

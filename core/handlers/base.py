@@ -248,10 +248,17 @@ class BaseHandler:
         return estimate_request_tokens(system_prompt, self.conversation_history, tools if tools is not None else self.get_tool_specs())
 
     def get_resource_metrics(self) -> dict[str, Any]:
+        """Resource use so far (SPEC 4).
+
+        ``turns`` keeps SPEC 4's meaning, model responses (also ``model_responses``);
+        ``user_turns`` counts the user's messages, the "turn" the UI and docs speak of.
+        """
         elapsed = time.monotonic() - self._turn_started_at if self._turn_started_at else 0.0
         window = self.config.context_window
         return {
             "turns": self.turn_count,
+            "model_responses": self.turn_count,
+            "user_turns": sum(1 for message in self.conversation_history if message.get("role") == "user"),
             "max_turns": self.config.max_turns,
             "tool_calls_this_turn": self.tool_calls_this_turn,
             "max_tool_calls": self.config.max_tool_calls,

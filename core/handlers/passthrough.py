@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
+from core.handlers.calls import cap_result, pump, tool_status
 from core.handlers.registration import ToolRegistrationMixin, maybe_await
 from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.validation import validate_arguments
@@ -68,7 +69,10 @@ class _Turn:
     partial: list[str] = field(default_factory=list)
     unanswered: list[ToolCall] = field(default_factory=list)
     finished: bool = False
-    deferred: list[ev.Event] = field(default_factory=list)
+    events: asyncio.Queue[ev.Event] = field(default_factory=asyncio.Queue)
+    """Events produced while a tool call is being decided or run (approvals, output), yielded live."""
+    waited: dict[str, float] = field(default_factory=dict)
+    """Seconds each tool call (by id) spent waiting for the user's approval."""
 
 
 class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
@@ -85,6 +89,8 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
         self.retry_base_delay = 0.5
         self._current_call_id = ""
         self._turn: _Turn | None = None
+        self.clock: Callable[[], float] = time.monotonic
+        """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
         self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
 
     # -- public entry points -------------------------------------------------
@@ -261,7 +267,7 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
                         reason="max_tool_calls",
                     )
                     self._answer(turn, call, result)
-                    yield ev.ToolCallFinished(call=call, status="error", result=result["content"], duration=0.0, metadata=result["metadata"])
+                    yield ev.ToolCallFinished(call=call, status="not_run", result=result["content"], duration=0.0, metadata=result["metadata"])
                     continue
                 self.tool_calls_this_turn += 1
                 self.total_tool_calls += 1
@@ -290,46 +296,79 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
         yield ev.TurnCompleted(result={"status": TaskStatus.COMPLETE.value, "content": final_text, "metadata": metadata})
 
     async def _run_call(self, turn: _Turn, call: ToolCall, argument_error: str | None) -> AsyncIterator[ev.Event]:
-        """Validate, approve and run one tool call; always answers it."""
-        started = time.monotonic()
+        """Validate, approve and run one tool call; always answers it.
+
+        Approvals and output are yielded as they happen (not after the call), and the
+        time spent waiting for the user is reported apart from the time the call ran.
+        """
+        started = self.clock()
+        turn.waited.pop(call.id, None)
         yield ev.ToolCallStarted(call=call, started_at=time.time())
-        spec = self.registered_tools.get(call.name)
-        result: TaskResult
-        status = ""
-        if spec is None:
-            available = ", ".join(sorted(self.registered_tools)) or "none"
-            result = error_result(f"Unknown tool {call.name!r} (ToolNotFound). Available tools: {available}.", error="ToolNotFound")
-        elif argument_error:
-            result = error_result(f"Invalid arguments for {call.name}: {argument_error}. Send a JSON object matching the tool's schema.")
-        elif problem := validate_arguments(spec.get("input_schema") or {}, call.parameters):
-            result = error_result(f"Invalid arguments for {call.name}: {problem}")
-        else:
-            decision = await self._approval_for(call, spec)
-            if decision is not None:
-                yield ev.ApprovalRecorded(call=call, decision=decision[0], automatic=decision[1])
-            if decision is not None and decision[0] is Decision.DENY:
-                reason = decision[2]
-                result = error_result(f"Denied: {reason}", reason="denied")
-                status = "denied"
-            else:
-                try:
-                    self._current_call_id = call.id
-                    result = await self._execute_tool(call.name, call.parameters)
-                except ToolNotFound:
-                    result = error_result(f"Unknown tool {call.name!r}", error="ToolNotFound")
-        for event in turn.deferred:
+        outcome: list[tuple[TaskResult, str]] = []
+        async for event in pump(turn.events, self._decide_and_execute(call, argument_error), outcome):
             yield event
-        turn.deferred.clear()
+        result, status = outcome[0]
         result = cap_result(result, self.config.max_tool_result_chars)
         self._answer(turn, call, result)
-        status = status or ("error" if is_error(result) else "success")
+        waited = turn.waited.pop(call.id, 0.0)
         yield ev.ToolCallFinished(
             call=call,
-            status=status,
+            status=status or tool_status(result),
             result=result.get("content", ""),
-            duration=round(time.monotonic() - started, 4),
+            duration=round(max(0.0, self.clock() - started - waited), 4),
             metadata=dict(result.get("metadata") or {}),
+            waited=round(waited, 4),
         )
+
+    async def _decide_and_execute(self, call: ToolCall, argument_error: str | None) -> tuple[TaskResult, str]:
+        """The call's result and its status when known here (``denied``), else ""."""
+        spec = self.registered_tools.get(call.name)
+        if spec is None:
+            available = ", ".join(sorted(self.registered_tools)) or "none"
+            return error_result(f"Unknown tool {call.name!r} (ToolNotFound). Available tools: {available}.", error="ToolNotFound"), ""
+        if argument_error:
+            return error_result(f"Invalid arguments for {call.name}: {argument_error}. Send a JSON object matching the tool's schema."), ""
+        if problem := validate_arguments(spec.get("input_schema") or {}, call.parameters):
+            return error_result(f"Invalid arguments for {call.name}: {problem}"), ""
+        decision = await self._approval_for(call, spec)
+        if decision is not None and decision[1]:
+            self.emit(ev.ApprovalRecorded(call=call, decision=decision[0], automatic=True))
+        if decision is not None and decision[0] is Decision.DENY:
+            return error_result(f"Denied: {decision[2]}", reason="denied"), "denied"
+        try:
+            self._current_call_id = call.id
+            return await self._execute_tool(call.name, call.parameters), ""
+        except ToolNotFound:
+            return error_result(f"Unknown tool {call.name!r}", error="ToolNotFound"), ""
+
+    def emit(self, event: ev.Event) -> None:
+        """Send ``event`` to the consumer of the running turn as soon as it can take it.
+
+        For what happens while a tool call is decided or runs (approval prompts,
+        output chunks); ignored between turns.
+        """
+        if self._turn is not None and not self._turn.finished:
+            self._turn.events.put_nowait(event)
+
+    async def ask_user(self, request: ApprovalRequest) -> Decision:
+        """Ask the user's approver about ``request``, reporting the wait as events.
+
+        ``ApprovalRequested`` goes out before the prompt opens, ``ApprovalRecorded``
+        (with the seconds waited) the moment the user answers.
+        """
+        if self.approve is None:
+            return Decision.DENY
+        call = request.tool_call
+        self.emit(ev.ApprovalRequested(call=call, title=request.title))
+        asked = self.clock()
+        try:
+            decision = await self.approve(request)
+        finally:
+            waited = self.clock() - asked
+            if self._turn is not None:
+                self._turn.waited[call.id] = self._turn.waited.get(call.id, 0.0) + waited
+        self.emit(ev.ApprovalRecorded(call=call, decision=decision, waited=round(waited, 4)))
+        return decision
 
     async def _approval_for(self, call: ToolCall, spec: dict[str, Any]) -> tuple[Decision, bool, str] | None:
         """None when no approval is needed; else (decision, automatic, reason)."""
@@ -350,7 +389,7 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
         except Exception as exc:  # noqa: BLE001 - the tool itself will report the problem
             detail = f"{_describe_parameters(call.parameters)}\n(could not prepare: {exc})"
         request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)
-        decision = await self.approve(request)
+        decision = await self.ask_user(request)
         if decision is Decision.ALLOW_SESSION:
             self.session_allowed.add(call.name)
         return decision, False, "the user denied this tool call."
@@ -393,45 +432,16 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
     async def _file_path_command(self, params: dict[str, Any]) -> TaskResult:
         from core.tools.safe_exec import run_file_path_command
 
-        turn = self._turn
-
-        async def approve(request: ApprovalRequest) -> Decision:
-            if self.approve is None:
-                return Decision.DENY
-            decision = await self.approve(request)
-            if turn is not None:
-                turn.deferred.append(ev.ApprovalRecorded(call=request.tool_call, decision=decision))
-            return decision
-
         return await run_file_path_command(
             params,
             project_root=self.project_root,
             timeout=self.config.command_timeout,
             secrets=self.config.secrets(),
-            approve=approve if self.approve is not None else None,
+            approve=self.ask_user if self.approve is not None else None,
             approval_mode=self.config.approval_mode,
             session_allowed=self.session_allowed,
             tool_call_id=self._current_call_id,
         )
-
-def cap_result(result: TaskResult, limit: int) -> TaskResult:
-    """``result`` with its content cut to ``limit`` characters, saying how much was left out.
-
-    A tool that prints megabytes would otherwise fill the model's context, the
-    history and the session transcript.
-    """
-    content = result.get("content", "")
-    if not limit or len(content) <= limit:
-        return result
-    head = content[:limit]
-    cut_at = head.rfind("\n")
-    if cut_at > limit // 2:
-        head = head[:cut_at]
-    omitted = len(content) - len(head)
-    note = f"\n[output truncated: {omitted:,} more characters ({content.count(chr(10), len(head)):,} lines) not shown]"
-    metadata = {**(result.get("metadata") or {}), "truncated_chars": omitted, "full_chars": len(content)}
-    return {**result, "content": head + note, "metadata": metadata}
-
 
 def split_mode(query: str) -> tuple[str, str]:
     """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""

@@ -42,7 +42,7 @@ class SessionRecorder:
         - ``TurnStarted``: a ``user`` record (the query).
         - ``TextDelta``: nothing; the text is kept in case the turn is interrupted.
         - ``AssistantMessage``: an ``assistant`` record with its tool calls.
-        - ``ToolCallStarted`` / ``ApprovalRecorded``: a ``trace`` record.
+        - ``ToolCallStarted`` / ``ApprovalRequested`` / ``ApprovalRecorded``: a ``trace`` record.
         - ``ToolCallFinished``: a ``tool_result`` record and a ``trace`` record.
         - ``TurnFailed``: the partial assistant text (marked interrupted) if any, then an ``error`` record.
         - Other events: nothing.
@@ -61,7 +61,7 @@ class SessionRecorder:
             case ev.ToolCallStarted():
                 self._running[event.call.id] = event.call
                 return self._write(lambda: self.writer.trace(ev.event_to_dict(event)))
-            case ev.ApprovalRecorded():
+            case ev.ApprovalRequested() | ev.ApprovalRecorded():
                 return self._write(lambda: self.writer.trace(ev.event_to_dict(event)))
             case ev.ToolCallFinished():
                 self._running.pop(event.call.id, None)
