@@ -209,7 +209,7 @@ class TurnMapper:
         return [update_tool_call(event.call_id, status="in_progress", content=text_content(self.output[event.call_id]))]
 
     def _finished(self, event: ev.ToolCallFinished) -> Any:
-        self.open_calls.pop(event.call.id, None)
+        announced = self.open_calls.pop(event.call.id, None) is not None
         self.output.pop(event.call.id, None)
         status = "completed" if event.status == "success" else "failed"
         content = text_content(event.result)
@@ -224,13 +224,20 @@ class TurnMapper:
                 summary = ", ".join(_relative(path, self.project_root) for path, _, _ in changes)
                 content = [tool_diff_content(str(path), new, old) for path, old, new in changes]
                 content += text_content(f"aider edited {summary}")
-        return update_tool_call(
-            event.call.id,
-            status=status,
-            content=content,
-            locations=finish_locations(event, self.project_root),
-            raw_output={"status": event.status, "duration": event.duration},
-        )
+        locations = finish_locations(event, self.project_root)
+        raw_output = {"status": event.status, "duration": event.duration}
+        if not announced:  # answered without running (the tool-call limit): a client knows no such call yet
+            return start_tool_call(
+                event.call.id,
+                tool_title(event.call),
+                kind=tool_kind(event.call.name),
+                status=status,
+                content=content,
+                locations=locations or start_locations(event.call, self.project_root) or None,
+                raw_input=dict(event.call.parameters),
+                raw_output=raw_output,
+            )
+        return update_tool_call(event.call.id, status=status, content=content, locations=locations, raw_output=raw_output)
 
 
 def _relative(path: Path, root: Path) -> str:

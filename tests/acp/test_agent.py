@@ -224,3 +224,37 @@ async def test_an_allowed_aider_edit_arrives_as_a_diff_and_always_is_remembered(
     diff = finished[0].content[0]
     assert (diff.type, diff.path) == ("diff", str(project / "auth.py"))
     assert (diff.old_text, diff.new_text) == ("def login(user):\n    return True\n", documented)
+
+
+async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
+    from acp import RequestError
+
+    from tests.fake_llm import HTTPError
+
+    fake_llm.script(
+        Reply(text="<plan>\n1. Read auth.py\n2. Add a password check\n</plan>"),
+        Reply(tools=[Tool("readFile", {"path": "auth.py"}), Tool("readFile", {"path": "auth.py"})]),
+        HTTPError(401, "invalid x-api-key"),
+    )
+    async with running_agent(project, "--max-tool-calls", "1") as (conn, client, _):
+        session = await conn.new_session(cwd=str(project))
+        planned = await prompt(conn, session.session_id, "/plan secure login")
+        [plan] = client.of("plan")
+        limited = await prompt(conn, session.session_id, "read it twice")
+        try:
+            await prompt(conn, session.session_id, "and again")
+        except RequestError as exc:
+            error = exc
+        else:
+            raise AssertionError("a provider error was not reported")
+
+    assert planned.stop_reason == "end_turn"
+    assert [(e.content, e.status) for e in plan.entries] == [("Read auth.py", "pending"), ("Add a password check", "pending")]
+    assert limited.stop_reason == "max_turn_requests"
+    assert "Stopped: the model asked for more than 1 tool calls" in client.text()
+    # the second call was answered, not run, and announced as one finished tool call
+    calls = [(u.session_update, u.status) for u in client.updates if u.session_update in ("tool_call", "tool_call_update")]
+    assert calls == [("tool_call", "in_progress"), ("tool_call_update", "completed"), ("tool_call", "failed")]
+    assert "Not run" in client.of("tool_call")[-1].content[0].content.text
+    assert "401" in str(error) or "key" in str(error).lower()
+    assert "Traceback" not in agent_stderr(project)
