@@ -166,6 +166,10 @@ class TurnMapper:
             return []
         if isinstance(event, ev.ToolCallStarted):
             return [self._started(event.call)]
+        if isinstance(event, ev.ApprovalRequested):
+            if event.call.id in self.open_calls:  # waiting for the client's answer
+                return [update_tool_call(event.call.id, status="pending")]
+            return []
         if isinstance(event, ev.ApprovalRecorded):
             if event.decision.allowed and event.call.id in self.open_calls:
                 return [update_tool_call(event.call.id, status="in_progress")]

@@ -80,6 +80,8 @@ def test_approval_moves_a_pending_call_to_in_progress_and_cancel_fails_open_call
     edit = call("aiderAutomatic", prompt="Add types", file_context=["m.py"])
     [start] = mapper.updates(ev.ToolCallStarted(call=edit, started_at=0.0))
     assert (start.status, start.kind, [loc.path for loc in start.locations]) == ("pending", "edit", [str(tmp_path / "m.py")])
+    [waiting] = mapper.updates(ev.ApprovalRequested(call=edit))
+    assert waiting.status == "pending"
     [running] = mapper.updates(ev.ApprovalRecorded(call=edit, decision=Decision.ALLOW_ONCE))
     assert running.status == "in_progress"
     [closed] = mapper.interrupted()
