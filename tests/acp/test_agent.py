@@ -64,7 +64,7 @@ async def test_a_permission_request_is_answered_before_the_tool_runs(fake_llm, p
     assert [(o.option_id, o.kind) for o in options] == [("allow_once", "allow_once"), ("allow_session", "allow_always"), ("deny", "reject_once")]
     assert tool_call.kind == "edit" and tool_call.title == "aider: Add a docstring to login"
     assert "auth.py" in tool_call.content[0].content.text and [loc.path for loc in tool_call.locations] == [str(project / "auth.py")]
-    [done] = client.of("tool_call_update")
+    done = client.of("tool_call_update")[-1]
     assert done.status == "failed" and "Denied" in done.content[0].content.text
     assert "Denied" in json.dumps(fake_llm.requests[1].messages[-1])
     assert (project / "auth.py").read_text() == "def login(user):\n    return True\n"
