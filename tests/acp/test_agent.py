@@ -258,3 +258,48 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
     assert "Not run" in client.of("tool_call")[-1].content[0].content.text
     assert "401" in str(error) or "key" in str(error).lower()
     assert "Traceback" not in agent_stderr(project)
+
+
+def test_the_client_going_away_mid_answer_keeps_the_partial_answer(fake_llm, project):
+    fake_llm.script(Reply(text="word " * 400, chunk=5, tokens_per_second=40))
+    process = raw_agent(project)
+
+    def send(message: dict) -> None:
+        process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        process.stdin.flush()
+
+    def reply(request_id: int) -> dict:
+        while True:
+            message = json.loads(process.stdout.readline())
+            if message.get("id") == request_id:
+                return message
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    reply(1)
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}})
+    session_id = reply(2)["result"]["sessionId"]
+    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "talk"}]}})
+    while '"agent_message_chunk"' not in process.stdout.readline().decode():
+        pass
+    process.stdin.close()  # the editor quit
+    assert process.wait(60) == 0
+    assert b"Traceback" not in process.stderr.read()
+    messages = load_session(SessionStore().open(session_id, project)).messages
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[-1].get("interrupted") and messages[-1]["content"].startswith("word")
+
+
+async def test_without_a_provider_a_prompt_says_what_to_set(project):
+    from acp import RequestError
+
+    async with running_agent(project) as (conn, client, _):
+        session = await conn.new_session(cwd=str(project))
+        try:
+            await prompt(conn, session.session_id, "hello")
+        except RequestError as exc:
+            assert "ANTHROPIC_API_KEY" in str(exc)
+        else:
+            raise AssertionError("a prompt without a provider succeeded")
+        # structured tasks need no model
+        listed = await prompt(conn, session.session_id, "/task list")
+    assert listed.stop_reason == "end_turn" and "aider:automatic" in client.text()
