@@ -48,6 +48,7 @@ class Application:
         self.task_system = TaskSystem(self.bridge, run_interactive=run_interactive)
         self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
         self._register_tools(run_interactive)
+        self.mcp = self._build_mcp()
         self.session: Any = None
         self.recorder: Any = None
         self.loaded_session: Any = None
@@ -64,6 +65,36 @@ class Application:
         handler.register_tool(READ_FILE_SPEC, read_file)
         register_aider_tools(handler, self.bridge, run_interactive=run_interactive)
         self._register_task_list_tool()
+
+    def _build_mcp(self) -> Any:
+        """The MCP servers of the config files (none with ``--no-mcp``); nothing starts yet."""
+        from core.mcp import McpConfig, McpManager, load_mcp_config
+
+        if self.settings.mcp_enabled:
+            config = load_mcp_config(self.project_root, extra_file=self.settings.mcp_config or None)
+        else:
+            config = McpConfig()
+        for problem in config.errors:
+            log.warning("MCP configuration: %s", problem)
+        return McpManager(self.handler, config, allow_read_only=self.settings.mcp_allow_read_only)
+
+    def start_mcp(self) -> None:
+        """Start the MCP servers in the background on the running event loop (returns at once).
+
+        Their tools join the registry as each server becomes ready; a server that
+        fails is shown by ``/mcp`` and never blocks a turn.
+        """
+        self.mcp.start()
+
+    async def start_mcp_and_wait(self) -> None:
+        """Start the MCP servers and wait until each is ready or failed (headless runs, before the first request)."""
+        self.mcp.start()
+        await self.mcp.wait_started()
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers (their processes end) and close the session transcript."""
+        await self.mcp.aclose()
+        self.close_session()
 
     def _register_task_list_tool(self) -> None:
         spec = {

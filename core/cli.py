@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="continue the most recent session of this project")
     parser.add_argument("--resume", metavar="ID", help="resume the session with this id")
     parser.add_argument("--trust", action="store_true", help="trust this project's own .env (it may then set API endpoints)")
+    parser.add_argument("--mcp-config", metavar="FILE", help="also start the MCP servers of FILE (.mcp.json format, or TOML with [mcp_servers.NAME])")
+    parser.add_argument("--no-mcp", action="store_true", help="start no MCP server")
     parser.add_argument("--debug", action="store_true", help="log debug details to the log file")
     parser.add_argument("--version", action="version", version="assistant-tui 0.1.0")
     return parser
@@ -57,6 +59,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "context_window": args.context_window,
         "approval_mode": "allow" if args.yes else args.approval_mode,
         "aider_model": args.aider_model,
+        "mcp_config": args.mcp_config,
+        "mcp_enabled": False if args.no_mcp else None,
     }
     if args.project:
         overrides["project_root"] = args.project
@@ -103,6 +107,9 @@ def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> in
     if args.max_tool_calls is not None and args.max_tool_calls < 0:
         _error("--max-tool-calls must be 0 or more")
         return EXIT_USAGE
+    if args.mcp_config and not Path(args.mcp_config).expanduser().is_file():
+        _error(f"--mcp-config {args.mcp_config!r}: no such file")
+        return EXIT_USAGE
     if args.trust:
         trust_project(Path(args.project or ".").resolve())
     try:
@@ -142,9 +149,22 @@ async def run_headless(
         _error(str(exc))
         return EXIT_USAGE
     try:
+        if not query.lstrip().startswith("/task"):
+            await application.start_mcp_and_wait()
+            for line in _mcp_failures(application):
+                sys.stderr.write(f"assistant-tui: {line}\n")
         return await _run_headless_turn(application, settings, query, output_format)
     finally:
-        application.close_session()
+        await application.aclose()
+
+
+def _mcp_failures(application: Any) -> list[str]:
+    """One line per MCP server that could not start or configuration entry that could not be used."""
+    lines = [f"MCP configuration: {problem}" for problem in application.mcp.errors + application.mcp.config.skipped]
+    for row in application.mcp.status():
+        if row["state"] == "failed":
+            lines.append(f"MCP server {row['name']} failed: {row['last_error']}")
+    return lines
 
 
 async def _run_headless_turn(application: Any, settings: Any, query: str, output_format: str) -> int:

@@ -47,6 +47,8 @@ ENV_VARS: dict[str, str] = {
     "max_tool_result_chars": "ASSISTANT_TUI_MAX_TOOL_RESULT_CHARS",
     "idle_timeout": "ASSISTANT_TUI_IDLE_TIMEOUT",
     "max_retries": "ASSISTANT_TUI_MAX_RETRIES",
+    "mcp_config": "ASSISTANT_TUI_MCP_CONFIG",
+    "mcp_allow_read_only": "ASSISTANT_TUI_MCP_ALLOW_READ_ONLY",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "anthropic_base_url": "ANTHROPIC_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
@@ -54,8 +56,10 @@ ENV_VARS: dict[str, str] = {
 }
 
 SECRET_FIELDS = frozenset({"anthropic_api_key", "openai_api_key"})
-# Keys a repository's .env may not set before the project is trusted.
-ENDPOINT_FIELDS = frozenset({"anthropic_base_url", "openai_base_url"})
+# Keys a repository's .env may not set before the project is trusted (endpoints; MCP servers run programs).
+ENDPOINT_FIELDS = frozenset({"anthropic_base_url", "openai_base_url", "mcp_config", "mcp_allow_read_only"})
+# Tables of the user config file read elsewhere (core.mcp.config), not Settings fields.
+OTHER_SECTIONS = frozenset({"mcp_servers"})
 
 
 class ConfigError(ValueError):
@@ -92,6 +96,12 @@ class Settings:
     """Seconds a streaming response may stay silent before it is abandoned."""
     max_retries: int = 2
     """Retries the SDK makes on rate limits, overloads and connection errors."""
+    mcp_enabled: bool = True
+    """Start the configured MCP servers (``--no-mcp`` turns them off)."""
+    mcp_config: str = ""
+    """An extra MCP server file (``--mcp-config``): ``.mcp.json`` format, or TOML with ``[mcp_servers.NAME]``."""
+    mcp_allow_read_only: bool = False
+    """Run MCP tools that their server marks read-only (``readOnlyHint``) without asking."""
     anthropic_api_key: str = field(default="", repr=False)
     anthropic_base_url: str = ""
     openai_api_key: str = field(default="", repr=False)
@@ -173,7 +183,7 @@ def read_user_config(path: Path | None = None) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    unknown = sorted(set(data) - set(Settings.__dataclass_fields__))
+    unknown = sorted(set(data) - set(Settings.__dataclass_fields__) - OTHER_SECTIONS)
     if unknown:
         log.warning("ignoring unknown keys in %s: %s", path, ", ".join(unknown))
     return {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}

@@ -32,3 +32,15 @@ def validate_arguments(schema: dict[str, Any], arguments: Any) -> str:
         where = "/".join(str(p) for p in error.absolute_path)
         messages.append(f"{where}: {error.message}" if where else error.message)
     return "; ".join(messages)
+
+
+def schema_problem(schema: dict[str, Any]) -> str:
+    """An empty string when ``schema`` is a valid JSON schema, else what is wrong with it."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return exc.message
+    return ""
