@@ -95,6 +95,7 @@ class AssistantApp(App[None]):
             self.handler.approve = self.approve
         self._engine_factory = engine_factory
         """Builds the Application (blocking) after the first frame; None when it was given or built already."""
+        self._mcp_states: dict[str, str] = {}
         self._started = asyncio.Event()
         """Set once the engine is attached and the session opened (a query sent earlier waits for it)."""
 
@@ -153,6 +154,7 @@ class AssistantApp(App[None]):
                 else:
                     self.attach_engine(application)
             await sessions.start(self, **self.session_request)
+            self.start_mcp()
             self._refresh_metrics()
             self.refresh_context()
         finally:
@@ -171,6 +173,25 @@ class AssistantApp(App[None]):
             bridge.interactive_runner = self.run_interactive
         self.status.set_provider(self.provider_label)
 
+    @property
+    def mcp(self) -> Any:
+        """The Application's MCP servers (``core.mcp.McpManager``), or None without an engine."""
+        return getattr(self.application, "mcp", None)
+
+    def start_mcp(self) -> None:
+        """Start the MCP servers in the background; a server that fails is reported in the chat."""
+        manager = self.mcp
+        if manager is None or manager.started:
+            return
+        manager.listeners.append(self._mcp_changed)
+        self.application.start_mcp()
+
+    def _mcp_changed(self, server: Any) -> None:
+        before, self._mcp_states[server.name] = self._mcp_states.get(server.name), str(server.state)
+        if server.state == "failed" and before != "failed":
+            message = f"MCP server {server.name} failed: {server.last_error}\n/mcp shows the servers and restarts one."
+            self.call_later(self.chat.add, NoteMessage(message, kind="warning", title="MCP"))
+
     async def wait_started(self) -> None:
         """Wait until the engine is attached and the session opened."""
         await self._started.wait()
@@ -183,7 +204,13 @@ class AssistantApp(App[None]):
             prewarm()
         runtime.after_start_up()  # start-up objects are never rescanned
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
+        if self.mcp is not None:
+            try:
+                async with asyncio.timeout(6):
+                    await self.mcp.aclose()
+            except Exception:  # stopping servers is best effort at exit; their processes get SIGTERM/SIGKILL
+                log.exception("stopping the MCP servers failed")
         closer = getattr(self.application, "close_session", None)
         if closer is not None:
             try:

@@ -34,6 +34,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/sessions", "", "Browse saved sessions"),
     SlashCommand("/new", "", "Start a new session"),
     SlashCommand("/export", "[path]", "Write the conversation as Markdown"),
+    SlashCommand("/mcp", "", "MCP servers: state, tools, last error; r restarts one"),
     SlashCommand("/help", "", "List keys and commands"),
     SlashCommand("/quit", "", "Quit assistant-tui"),
 )

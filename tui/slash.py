@@ -143,6 +143,16 @@ async def run_task(app: "AssistantApp", args: str) -> None:
     app.refresh_context()
 
 
+async def _mcp(app: "AssistantApp", args: str) -> None:
+    manager = app.mcp
+    if manager is None:
+        await app.chat.add(NoteMessage("MCP servers are not available: the engine did not start.", kind="warning"))
+        return
+    from tui.screens.mcp import McpScreen
+
+    app.push_screen(McpScreen(manager))
+
+
 _COMMANDS = {
     "/help": _help,
     "/quit": _quit,
@@ -154,4 +164,5 @@ _COMMANDS = {
     "/drop": _drop,
     "/files": _files,
     "/task": _task,
+    "/mcp": _mcp,
 }
