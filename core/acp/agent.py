@@ -175,7 +175,11 @@ class AssistantAgent:
                 session.cancelled = True
                 session.task.cancel()
                 await asyncio.gather(session.task, return_exceptions=True)
-            session.application.close_session()
+            closer = getattr(session.application, "aclose", None)  # MCP servers stop, the transcript closes
+            if closer is not None:
+                await closer()
+            else:
+                session.application.close_session()
         self.sessions.clear()
         for task in list(self._background):
             task.cancel()
@@ -321,6 +325,9 @@ class AssistantAgent:
         session = AcpSession(id=application.session.id, application=application)
         application.handler.approve = self._approver(session.id, application.project_root)
         self.sessions[session.id] = session
+        start_mcp = getattr(application, "start_mcp", None)
+        if start_mcp is not None:
+            start_mcp()  # in the background: the session answers at once, MCP tools join as servers are ready
         log.info("ACP session %s in %s", session.id, application.project_root)
         return session
 
