@@ -68,7 +68,7 @@ async def test_the_model_sees_no_secret_in_the_child_environment(
     application.close_session()
     printenv, env = finished_calls(events)
     assert printenv.status == "success" and "VISIBLE_SETTING=kept" in printenv.result and "PATH=" in printenv.result
-    assert env.status == "error" and "launches or wraps other programs" in env.result
+    assert env.status == "refused" and "launches or wraps other programs" in env.result
     assert len(asked) == (1 if mode == "user-approves" else 0)
     assert "VISIBLE_SETTING=kept" in str(fake_llm.requests[1].messages[-1])  # the output went to the model
     assert_no_leaks(fake_llm, canary_project.listener, extra={"events": repr(events)})
