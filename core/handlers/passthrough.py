@@ -24,6 +24,7 @@ from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.validation import validate_arguments
 from core.plan import PLAN_INSTRUCTIONS, parse_plan
 from core.providers.base import ProviderError, ResponseComplete, TextChunk, ToolCallReady
+from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
 from core.types import (
     ApprovalRequest,
     Decision,
@@ -44,21 +45,6 @@ A message that starts with /aider asks for an edit with aider: choose between th
 When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>."""
 
 INTERRUPTED_RESULT = "interrupted: the user cancelled the turn before this tool finished"
-
-FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
-    "name": "executeFilePathCommand",
-    "description": (
-        "Run a read-only file-finding command in the project root and get back the file paths it prints. "
-        "Allowed: find, ls, git ls-files, git grep -l, grep -l/-r, rg --files/-l, fd, and pipes between them "
-        "(head, sort, ...). No shell: chaining, substitution and redirection are refused."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {"command": {"type": "string", "description": "The command line, e.g. find . -name '*.py'"}},
-        "required": ["command"],
-    },
-}
-
 
 @dataclass
 class _Turn:
@@ -430,7 +416,6 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
 
     # -- tools registered by the handler -----------------------------------------
     async def _file_path_command(self, params: dict[str, Any]) -> TaskResult:
-        from core.tools.safe_exec import run_file_path_command
 
         return await run_file_path_command(
             params,

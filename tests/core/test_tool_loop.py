@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from core import events as ev
+from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC
 from core.types import Decision, error_result
 from tests.core.conftest import assert_history_valid
 from tests.fake_llm import HTTPError, Reply, Tool
@@ -37,6 +38,10 @@ async def test_plain_answer(make_handler, fake_llm, provider_kind):
     request = fake_llm.requests[0]
     assert "echo" in request.tool_names and "executeFilePathCommand" in request.tool_names
     assert "cite the file paths" in request.system
+    # executeFilePathCommand is described to the model by the executor's own spec (one definition)
+    tools = request.body["tools"]
+    sent = next(t if provider_kind == "anthropic" else t["function"] for t in tools if (t.get("name") or t["function"]["name"]) == "executeFilePathCommand")
+    assert sent["description"] == FILE_PATH_COMMAND_SPEC["description"]
 
 
 async def test_one_tool_round_trip(make_handler, fake_llm, provider_kind):
