@@ -1,56 +1,10 @@
-"""Turning ``<plan>...</plan>`` answers into steps, and hiding the raw tags while they stream."""
+"""Hiding the raw ``<plan>`` tags while an answer streams (the plan itself is parsed by :mod:`core.plan`)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-_PLAN_RE = re.compile(r"<plan>(.*?)(?:</plan>|\Z)", re.DOTALL | re.IGNORECASE)
-_STEP_RE = re.compile(r"^\s*(?:(?:step\s*)?\d+[.):]|[-*+]|\[[ xX]?\])\s+(.*)$", re.IGNORECASE)
 _TAGS = ("<plan>", "</plan>")
-
-
-@dataclass(frozen=True)
-class PlanAnswer:
-    """An answer split around its plan: text before, the steps, text after."""
-
-    before: str
-    steps: tuple[str, ...]
-    after: str
-
-
-def parse_plan_steps(body: str) -> list[str]:
-    """The steps of a plan body: numbered or bulleted items, continuation lines folded in.
-
-    Without any list markers each non-empty line is a step.
-    """
-    steps: list[str] = []
-    marked = False
-    for raw in body.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        match = _STEP_RE.match(line)
-        if match:
-            marked = True
-            text = match.group(1).strip()
-            if text.startswith("[ ]") or text.lower().startswith("[x]"):
-                text = text[3:].strip()
-            steps.append(text)
-        elif marked and steps:
-            steps[-1] = f"{steps[-1]} {line}"
-        else:
-            steps.append(line)
-    return steps
-
-
-def split_plan(text: str) -> PlanAnswer | None:
-    """Split an answer containing ``<plan>`` into its parts; None when it has no plan."""
-    match = _PLAN_RE.search(text)
-    if not match:
-        return None
-    steps = parse_plan_steps(match.group(1))
-    return PlanAnswer(text[: match.start()].strip(), tuple(steps), text[match.end() :].strip())
 
 
 class TagFilter:

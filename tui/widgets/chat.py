@@ -14,10 +14,11 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from core.plan import split_plan
 from core.types import ToolCall
 from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import STATUS_ICONS, format_duration, summarize_args
-from tui.plan import TagFilter, split_plan
+from tui.plan import TagFilter
 
 NoteKind = Literal["info", "warning", "error"]
 
