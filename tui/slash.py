@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.widgets import Static
 
+from core.calls import call_sync_or_async
 from core.types import is_error
 from tui import sessions
 from tui.format import format_tokens
@@ -120,9 +120,7 @@ async def run_task(app: "AssistantApp", args: str) -> None:
         await app.chat.add(NoteMessage("The task system is not available: the engine did not start (see the message above).", kind="error", title="/task"))
         return
     try:
-        outcome: Any = runner(f"/task {args}".rstrip())
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
+        outcome: Any = await call_sync_or_async(runner, f"/task {args}".rstrip())
     except Exception as exc:  # a failing task is a message, not a crash
         log.exception("/task failed")
         await app.chat.add(NoteMessage(f"/task failed: {exc}", kind="error", title="/task"))

@@ -8,13 +8,13 @@ lives in :mod:`core.handlers.passthrough`.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from core.calls import call_sync_or_async
 from core.config import Settings
 from core.handlers.budget import estimate_request_tokens
 from core.memory.types import DataContext, MatchItem
@@ -140,7 +140,7 @@ class BaseHandler:
         try:
             # asyncio.timeout, not wait_for: wait_for (3.11) can swallow a cancellation racing the result.
             async with asyncio.timeout(timeout):
-                value = await _call_executor(executor, params)
+                value = await call_sync_or_async(executor, params)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
@@ -269,14 +269,6 @@ class BaseHandler:
             "elapsed": round(elapsed, 3),
             "provider": self.get_provider_identifier(),
         }
-
-
-async def _call_executor(executor: ToolExecutor, params: dict[str, Any]) -> Any:
-    """Await async executors; run sync ones in a thread so the event loop never blocks."""
-    if inspect.iscoroutinefunction(executor) or inspect.iscoroutinefunction(getattr(executor, "__call__", None)):
-        return await executor(params)
-    value = await asyncio.to_thread(executor, params)
-    return await value if inspect.isawaitable(value) else value
 
 
 def _as_task_result(value: Any) -> TaskResult:

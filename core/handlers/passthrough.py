@@ -18,8 +18,9 @@ from typing import Any, AsyncIterator, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
+from core.calls import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
-from core.handlers.registration import ToolRegistrationMixin, maybe_await
+from core.handlers.registration import ToolRegistrationMixin
 from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.validation import validate_arguments
 from core.plan import PLAN_INSTRUCTIONS, parse_plan
@@ -371,7 +372,7 @@ class PassthroughHandler(ToolRegistrationMixin, BaseHandler):
             return Decision.DENY, True, "nobody can approve this here (headless mode without --yes); tell the user what you wanted to do instead."
         describe = spec.get("describe")
         try:
-            detail = await maybe_await(describe(call.parameters)) if callable(describe) else _describe_parameters(call.parameters)
+            detail = await call_sync_or_async(describe, call.parameters) if callable(describe) else _describe_parameters(call.parameters)
         except Exception as exc:  # noqa: BLE001 - the tool itself will report the problem
             detail = f"{_describe_parameters(call.parameters)}\n(could not prepare: {exc})"
         request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)

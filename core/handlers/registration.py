@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Awaitable, Callable
 
+from core.calls import call_sync_or_async
 from core.types import TaskResult, TaskStatus, error_result, ok_result
 
 
@@ -48,18 +48,18 @@ class ToolRegistrationMixin:
 
         async def executor(params: dict[str, Any]) -> Any:
             if key in params:
-                value = await maybe_await(func(params[key], params.get("file_context") or []))
+                value = await call_sync_or_async(func, params[key], params.get("file_context") or [])
             else:
-                value = await maybe_await(func(params))
+                value = await call_sync_or_async(func, params)
             if continuation and isinstance(value, dict) and value.get("status") == TaskStatus.CONTINUATION.value:
                 follow = getattr(self.task_system, "follow_continuation", None)
                 if follow is not None:  # runs the subtask, and the ones it continues into
-                    return await maybe_await(follow(value))
+                    return await call_sync_or_async(follow, value)
                 request = (value.get("notes") or {}).get("subtask_request")
                 runner = getattr(self.task_system, "execute_subtask", None)
                 if request is None or runner is None:
                     return error_result(f"{name} asked for a subtask, but no subtask could be run.")
-                return await maybe_await(runner(request))
+                return await call_sync_or_async(runner, request)
             return value
 
         return spec, executor
@@ -81,7 +81,3 @@ class ToolRegistrationMixin:
         }
         return self.register_tool(spec, executor)
 
-
-async def maybe_await(value: Any) -> Any:
-    """``await value`` when it is awaitable, else ``value``."""
-    return await value if inspect.isawaitable(value) else value

@@ -8,10 +8,10 @@ not TaskResults are wrapped; executor exceptions become task failures.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from typing import Any, Callable, Iterable, Mapping
 
+from core.calls import call_sync_or_async
 from core.tasks.templates import BUILTIN_TEMPLATES, TaskTemplate, missing_inputs
 from core.tools.aider_bridge import AiderBridge, InteractiveRunner
 from core.types import TaskResult, TaskStatus
@@ -142,9 +142,7 @@ class TaskSystem:
     async def _run_executor(self, key: str, executor: TaskExecutor, inputs: dict[str, Any]) -> TaskResult:
         log.info("task %s: programmatic executor", key)
         try:
-            value = executor(inputs)
-            if inspect.isawaitable(value):
-                value = await value
+            value = await call_sync_or_async(executor, inputs)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - any executor failure becomes a task failure

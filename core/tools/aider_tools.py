@@ -8,14 +8,13 @@ system's ranking for the instruction (weighted most) and the recent conversation
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 import logging
 import re
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
+from core.calls import call_sync_or_async
 from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
 from core.tools.paths_guard import relative_display
 from core.tools.secrets import is_secret_path
@@ -99,14 +98,6 @@ def conversation_text(messages: Iterable[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-async def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call a sync (in a worker thread: it may wait for the index) or async function."""
-    if inspect.iscoroutinefunction(function):
-        return await function(*args, **kwargs)
-    result = await asyncio.to_thread(function, *args, **kwargs)
-    return await result if inspect.isawaitable(result) else result
-
-
 def _normalise(matches: Any) -> list[tuple[str, float]]:
     """(path, relevance) pairs from matches given as pairs or bare paths."""
     ranked = []
@@ -137,13 +128,13 @@ async def inferred_matches(
         return []
     try:
         if hasattr(memory_system, "weighted_query"):
-            ranked = _normalise(await _call(memory_system.weighted_query, instruction, list(history), limit=2 * MAX_FILES))
+            ranked = _normalise(await call_sync_or_async(memory_system.weighted_query, instruction, list(history), limit=2 * MAX_FILES))
             return _scaled(ranked, INSTRUCTION_WEIGHT)
         lookup = memory_system.get_relevant_context_for
         merged: list[tuple[str, float]] = []
         for text, weight in ((instruction, INSTRUCTION_WEIGHT), (recent_text, CONVERSATION_WEIGHT)):
             if text.strip():
-                result = await _call(lookup, {"taskText": text, "inheritedContext": ""})
+                result = await call_sync_or_async(lookup, {"taskText": text, "inheritedContext": ""})
                 matches = getattr(result, "matches", None)
                 if matches is None and isinstance(result, dict):
                     matches = result.get("matches")
