@@ -1,6 +1,7 @@
 """The one way to call a sync-or-async function: sync ones never run on the event loop's thread."""
 
 from __future__ import annotations
+
 import threading
 
 from core.calls import call_sync_or_async
