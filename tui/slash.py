@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.widgets import Static
 
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 from core.types import is_error
 from tui import sessions
 from tui.format import format_tokens

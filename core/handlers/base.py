@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 from core.config import Settings
 from core.handlers.budget import estimate_request_tokens
 from core.memory.types import DataContext, MatchItem

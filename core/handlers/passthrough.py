@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
 from core.handlers.registration import ToolRegistrationMixin
 from core.handlers.retry import RetryBudget, retry_delay, shown_message

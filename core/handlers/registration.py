@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 from core.types import TaskResult, TaskStatus, error_result, ok_result
 
 

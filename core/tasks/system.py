@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import Any, Callable, Iterable, Mapping
 
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 from core.tasks.templates import BUILTIN_TEMPLATES, TaskTemplate, missing_inputs
 from core.tools.aider_bridge import AiderBridge, InteractiveRunner
 from core.types import TaskResult, TaskStatus

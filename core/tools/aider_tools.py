@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
 from core.tools.paths_guard import relative_display
 from core.tools.secrets import is_secret_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from core.calls import call_sync_or_async
+from core.callables import call_sync_or_async
 
 
 async def test_sync_functions_run_in_a_worker_thread_and_async_ones_on_the_loop() -> None:
