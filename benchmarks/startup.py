@@ -23,7 +23,33 @@ Markdown and a focused Input. Both use Textual's headless driver at 120×40 and
 convert that frame to escape codes as a terminal driver would. App and anchor
 alternate, after one discarded warm-up run of each. A diagnostic row starts the
 same app through `make_app` with a stub handler, so no Application (memory
-system, task system, aider bridge, sessions) is built before the first frame."""
+system, task system, aider bridge, sessions) is built before the first frame.
+The MCP row starts the same `app` with three MCP servers configured in its
+config.toml (mcp-server-time twice and mcp-server-git, run by this Python), against
+the `app` runs without them: the servers start after the first frame, so the
+ratio should stay at 1 within noise."""
+
+MCP_CONFIG = """\
+[mcp_servers.time]
+command = "{python}"
+args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+[mcp_servers.clock]
+command = "{python}"
+args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+[mcp_servers.git]
+command = "{python}"
+args = ["-m", "mcp_server_git", "--repository", "{project}"]
+"""
+
+
+def _mcp_home(root: Path, project: Path) -> Path:
+    """A home whose config.toml configures three MCP servers."""
+    config = root / ".config" / "assistant-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(MCP_CONFIG.format(python=sys.executable, project=project), encoding="utf-8")
+    return root
 
 
 def _project(root: Path) -> None:
@@ -36,7 +62,7 @@ def _project(root: Path) -> None:
 
 def time_to_prompt(kind: str, project: Path, home: Path) -> tuple[float, list[str]]:
     """Seconds from process start to the focused prompt on screen, and the heavy modules imported by then."""
-    ready_file = home / f"ready-{kind}.json"
+    ready_file = home / f"ready-{kind}.json"  # a separate home per configuration (the MCP one has its config.toml)
     ready_file.unlink(missing_ok=True)
     env = paths.isolated_environment(
         home,
@@ -64,21 +90,25 @@ def run(quick: bool = False) -> BenchResult:
         project, home = Path(tmp) / "project", Path(tmp) / "home"
         home.mkdir()
         _project(project)
+        mcp_home = _mcp_home(Path(tmp) / "home-mcp", project)
         if not quick:
             time_to_prompt("app", project, home)
             time_to_prompt("anchor", project, home)
         app_times: list[float] = []
         ui_times: list[float] = []
         anchor_times: list[float] = []
+        mcp_times: list[float] = []
         imported: list[str] = []
         for _ in range(repeats):
             seconds, imported = time_to_prompt("app", project, home)
             app_times.append(seconds * 1000)
             anchor_times.append(time_to_prompt("anchor", project, home)[0] * 1000)
             ui_times.append(time_to_prompt("ui", project, home)[0] * 1000)
+            mcp_times.append(time_to_prompt("app", project, mcp_home)[0] * 1000)
     anchor = "minimal Textual app (Markdown + Input)"
     result.add(Figure("process start → focused prompt", "ms", app_times, anchor_times, anchor, at_most(1.4, of="ratio")))
     result.add(Figure("  diagnostic: same UI, no engine built before the frame", "ms", ui_times, anchor_times, anchor))
+    result.add(Figure("process start → focused prompt, 3 MCP servers configured", "ms", mcp_times, app_times, "the same app without MCP servers", at_most(1.2, of="ratio")))
     result.notes.append(
         "Heavy modules imported before the first frame: " + (", ".join(imported) if imported else "none (SDKs and aider load later)") + "."
     )

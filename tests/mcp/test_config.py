@@ -116,3 +116,16 @@ def test_result_shapes() -> None:
     ]
     structured = to_task_result(types.CallToolResult(content=[], structuredContent={"a": 1}, isError=True), "srv", "tool")
     assert structured["status"] == "error" and json.loads(structured["content"]) == {"a": 1}
+
+
+def test_untrusted_project_env_cannot_name_an_mcp_file(tmp_path: Path) -> None:
+    from core.config import load_settings
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / ".env").write_text("ASSISTANT_TUI_MCP_CONFIG=servers.json\nASSISTANT_TUI_MCP_ALLOW_READ_ONLY=true\n")
+    settings = load_settings(environ={}, project_root=project)
+    assert settings.mcp_config == "" and settings.mcp_allow_read_only is False
+    trust_project(project)
+    settings = load_settings(environ={}, project_root=project)
+    assert settings.mcp_config == "servers.json" and settings.mcp_allow_read_only is True

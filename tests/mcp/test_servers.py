@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -242,3 +243,37 @@ async def _wait_until(condition: Any, timeout: float = 20.0) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.02)
+
+
+async def test_streamable_http_server(handler, start_servers, fake_llm, tmp_path) -> None:
+    """A server reached by URL (streamable HTTP on 127.0.0.1): its tool runs in the loop, Esc-style cancellation reaches it."""
+    import socket
+    import sys
+
+    from tests.mcp.conftest import TINY
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "MARKER_DIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, TINY, "--http", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        await _wait_until(lambda: _listening(port), timeout=30)
+        manager = await start_servers(web={"url": f"http://127.0.0.1:{port}/mcp", "tool_timeout": 1})
+        assert manager.servers["web"].state is ServerState.READY, manager.servers["web"].last_error
+        fake_llm.script(Reply(tools=[Tool("mcp__web__peek", {"key": "over http"}), Tool("mcp__web__sleep", {"seconds": 60})]), Reply("ok"))
+        await run_turn(handler)
+        peek, sleep = tool_results(fake_llm)
+        assert result_text(peek) == "value of over http"
+        assert sleep["is_error"] and "timed out" in result_text(sleep)
+        await _wait_for(tmp_path / "cancelled")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
