@@ -152,7 +152,11 @@ class Application:
         if session.path.exists() and session.path.stat().st_size:
             loaded = load_session(session)
             self.loaded_session = loaded
-            self.handler.conversation_history = list(loaded.messages)
+            restore = getattr(self.handler, "restore_conversation", None)
+            if restore is not None:
+                restore(loaded.messages, loaded.usage)
+            else:
+                self.handler.conversation_history = list(loaded.messages)
             files = (loaded.context or {}).get("files") or []
             self.handler.pinned_files = [f["path"] for f in files if Path(f["path"]).exists()]
             notices.extend(loaded.warnings)

@@ -49,6 +49,12 @@ ENV_VARS: dict[str, str] = {
     "max_retries": "ASSISTANT_TUI_MAX_RETRIES",
     "mcp_config": "ASSISTANT_TUI_MCP_CONFIG",
     "mcp_allow_read_only": "ASSISTANT_TUI_MCP_ALLOW_READ_ONLY",
+    "prompt_cache": "ASSISTANT_TUI_PROMPT_CACHE",
+    "cache_ttl": "ASSISTANT_TUI_CACHE_TTL",
+    "max_cost": "ASSISTANT_TUI_MAX_COST",
+    "max_turn_cost": "ASSISTANT_TUI_MAX_TURN_COST",
+    "max_session_tokens": "ASSISTANT_TUI_MAX_SESSION_TOKENS",
+    "max_turn_tokens": "ASSISTANT_TUI_MAX_TURN_TOKENS",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "anthropic_base_url": "ANTHROPIC_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
@@ -60,6 +66,10 @@ SECRET_FIELDS = frozenset({"anthropic_api_key", "openai_api_key"})
 ENDPOINT_FIELDS = frozenset({"anthropic_base_url", "openai_base_url", "mcp_config", "mcp_allow_read_only"})
 # Tables of the user config file read elsewhere (core.mcp.config), not Settings fields.
 OTHER_SECTIONS = frozenset({"mcp_servers"})
+
+
+BUDGET_FIELDS = frozenset({"max_cost", "max_turn_cost"})
+"""Float settings where 0 is allowed (it means no budget)."""
 
 
 class ConfigError(ValueError):
@@ -102,6 +112,20 @@ class Settings:
     """An extra MCP server file (``--mcp-config``): ``.mcp.json`` format, or TOML with ``[mcp_servers.NAME]``."""
     mcp_allow_read_only: bool = False
     """Run MCP tools that their server marks read-only (``readOnlyHint``) without asking."""
+    prompt_cache: bool = True
+    """Mark prompt-cache breakpoints on Anthropic requests (OpenAI-compatible endpoints cache by themselves)."""
+    cache_ttl: Literal["5m", "1h"] = "5m"
+    """Anthropic cache lifetime: ``5m`` (writes cost 1.25x input) or ``1h`` (2x; worth it with long pauses)."""
+    max_cost: float = 0.0
+    """Session budget in US dollars (estimated from the price table); 0 means none."""
+    max_turn_cost: float = 0.0
+    """Budget of one user turn in US dollars; 0 means none."""
+    max_session_tokens: int = 0
+    """Session budget in tokens (input, cached or not, plus output); 0 means none."""
+    max_turn_tokens: int = 0
+    """Budget of one user turn in tokens; 0 means none."""
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Price overrides, config file only: ``[prices."model"]`` with ``input``, ``output``, ``cache_write``, ``cache_read`` ($/Mtok)."""
     anthropic_api_key: str = field(default="", repr=False)
     anthropic_base_url: str = ""
     openai_api_key: str = field(default="", repr=False)
@@ -155,16 +179,22 @@ def _coerce(name: str, raw: Any) -> Any:
             return value
         if isinstance(default, float):
             value = float(raw)
-            if value <= 0:
+            if value < 0 or (value == 0 and name not in BUDGET_FIELDS):
                 raise ValueError(raw)
             return value
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be a {'boolean' if isinstance(default, bool) else 'non-negative number'}, got {raw!r}") from None
     if name == "project_root":
         return Path(raw)
+    if name == "prices":
+        if not isinstance(raw, dict):
+            raise ConfigError("prices must be a table of model tables in the config file, e.g. [prices.\"my-model\"] input = 1.0")
+        return raw
     value = str(raw).strip()
     if name == "provider" and value not in DEFAULT_MODELS:
         raise ConfigError(f"provider must be 'anthropic' or 'openai', got {value!r}")
+    if name == "cache_ttl" and value not in {"5m", "1h"}:
+        raise ConfigError(f"cache_ttl must be '5m' or '1h', got {value!r}")
     if name == "approval_mode" and value not in {"ask", "allow", "deny"}:
         raise ConfigError(f"approval_mode must be 'ask', 'allow' or 'deny', got {value!r}")
     return value

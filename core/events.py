@@ -22,6 +22,9 @@ class TurnStarted:
     query: str
     subtask_id: str
     relevant_files: tuple[str, ...] = ()
+    context_parts: tuple[dict[str, Any], ...] = ()
+    """What the turn's user message carries besides the query (``core.turn_context``): new or
+    changed picked files, suggestions, the time, mode instructions."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,6 +58,8 @@ class AssistantMessage:
     interrupted: bool = False
     final: bool = False
     stop_reason: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    """The provider's usage of this response (``core.usage.Usage`` fields, plus ``model`` and ``turn``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -92,7 +92,8 @@ class Message(TypedDict, total=False):
 
     ``role`` is ``user``, ``assistant`` or ``tool``. Assistant messages may carry
     ``tool_calls`` (SPEC shape) and ``interrupted``; tool messages carry
-    ``tool_call_id``, ``name`` and ``is_error``.
+    ``tool_call_id``, ``name`` and ``is_error``. User messages may carry ``context_parts``
+    and their rendered ``context`` (:mod:`core.turn_context`), sent before the content.
     """
 
     role: str
@@ -103,6 +104,8 @@ class Message(TypedDict, total=False):
     name: str
     is_error: bool
     interrupted: bool
+    context_parts: list[dict[str, Any]]
+    context: str
 
 
 def now() -> float:

@@ -24,7 +24,9 @@ multi-byte UTF-8 characters arrive split across reads.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 import json
 import socket
 import threading
@@ -32,6 +34,8 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator
+
+from tests.fake_cache import CacheError, PromptCaching
 
 
 @dataclass
@@ -58,7 +62,10 @@ class Reply:
     chunk: int = 12
     tokens_per_second: float | None = None
     stop_reason: str | None = None
-    input_tokens: int = 25
+    input_tokens: int | None = None
+    """Reported input tokens; None counts the request and accounts prompt caching (:mod:`tests.fake_cache`)."""
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     output_tokens: int | None = None
     omit_done: bool = False
     """OpenAI side: leave out the final ``data: [DONE]``."""
@@ -150,16 +157,56 @@ class Request:
         return [t["function"]["name"] for t in tools]
 
     def last_user_text(self) -> str:
-        """Text of the last user message (string or text blocks)."""
+        """Text of the last user message (string or text blocks), without its per-turn ``<context>`` block."""
         for message in reversed(self.messages):
             if message.get("role") == "user":
                 content = message.get("content")
                 if isinstance(content, str):
-                    return content
-                texts = [b.get("text", "") for b in content if b.get("type") == "text"]
+                    return content.split("</context>\n\n", 1)[1] if content.startswith("<context>\n") else content
+                texts = [b.get("text", "") for b in content if b.get("type") == "text" and not b.get("text", "").startswith("<context>\n")]
                 if texts:
                     return "\n".join(texts)
         return ""
+
+    def last_user_context(self) -> str:
+        """The per-turn ``<context>`` block of the last user message with text ('' if none)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                blocks = [{"text": content}] if isinstance(content, str) else [b for b in content if b.get("type") == "text"]
+                for block in blocks:
+                    text = block.get("text", "")
+                    if text.startswith("<context>\n"):
+                        return text.split("</context>", 1)[0] + "</context>"
+                if blocks:
+                    return ""
+        return ""
+
+
+def _replace_reply(item: Any, reply: Reply, **changes: Any) -> Any:
+    """``item`` (a Reply, or a Drop/Stall/Garbage holding one) with its reply changed."""
+    counted = dataclasses.replace(reply, **changes)
+    return counted if item is reply else dataclasses.replace(item, reply=counted)
+
+
+def _anthropic_input(reply: Reply) -> dict[str, int]:
+    """Anthropic's input usage fields of a reply (input excludes the cached tokens)."""
+    return {
+        "input_tokens": reply.input_tokens or 0,
+        "cache_creation_input_tokens": reply.cache_creation_input_tokens,
+        "cache_read_input_tokens": reply.cache_read_input_tokens,
+    }
+
+
+def _openai_usage(reply: Reply, out_tokens: int) -> dict[str, Any]:
+    """OpenAI's usage object (``prompt_tokens`` includes ``prompt_tokens_details.cached_tokens``)."""
+    prompt = reply.input_tokens or 0
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": out_tokens,
+        "total_tokens": prompt + out_tokens,
+        "prompt_tokens_details": {"cached_tokens": reply.cache_read_input_tokens},
+    }
 
 
 def _sse(event: str | None, data: Any) -> bytes:
@@ -184,6 +231,9 @@ class FakeLLM:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._stop_event = threading.Event()
+        self.caching: PromptCaching | None = None
+        """Prompt-cache accounting (:mod:`tests.fake_cache`) for replies that leave ``input_tokens`` unset;
+        without it such replies report the request's size (bytes / 4) as input, uncached."""
         self.nodelay = True
         """Set TCP_NODELAY on connections: without it each streamed response waits ~40 ms for a delayed ACK."""
 
@@ -337,7 +387,26 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     # -- responses ---------------------------------------------------------
+    def _account(self, api: str, body: dict[str, Any], item: Scripted) -> Scripted:
+        """``item`` with its reply's usage counted from the request, when the script left it unset."""
+        reply = item if isinstance(item, Reply) else getattr(item, "reply", None)
+        if not isinstance(reply, Reply) or reply.input_tokens is not None:
+            return item
+        caching = self.server_fake.caching
+        if caching is None:
+            return _replace_reply(item, reply, input_tokens=math.ceil(len(json.dumps(body)) / 4))
+        try:
+            if api == "anthropic":
+                changes = caching.anthropic.account(body)
+            else:
+                usage = caching.openai.account(body)
+                changes = {"input_tokens": usage["prompt_tokens"], "cache_read_input_tokens": usage["cached_tokens"]}
+        except CacheError as exc:
+            return HTTPError(400, str(exc))
+        return _replace_reply(item, reply, **changes)
+
     def _respond(self, api: str, body: dict[str, Any], item: Scripted) -> None:
+        item = self._account(api, body, item)
         if isinstance(item, HTTPError):
             self._send_error(api, item)
             return
@@ -451,7 +520,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "content": content,
                 "stop_reason": reply.stop_reason or ("tool_use" if reply.tools else "end_turn"),
                 "stop_sequence": None,
-                "usage": {"input_tokens": reply.input_tokens, "output_tokens": out_tokens},
+                "usage": {**_anthropic_input(reply), "output_tokens": out_tokens},
             }
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tools:
@@ -471,7 +540,7 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [
                 {"index": 0, "message": message, "finish_reason": reply.stop_reason or ("tool_calls" if reply.tools else "stop")}
             ],
-            "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": out_tokens, "total_tokens": reply.input_tokens + out_tokens},
+            "usage": _openai_usage(reply, out_tokens),
         }
 
     def _events(self, api: str, model: str, reply: Reply, body: dict[str, Any]) -> Iterator[bytes]:
@@ -495,7 +564,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1},
+                    "usage": {**_anthropic_input(reply), "output_tokens": 1},
                 },
             },
         )
@@ -570,7 +639,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "created": created,
                     "model": model,
                     "choices": [],
-                    "usage": {"prompt_tokens": reply.input_tokens, "completion_tokens": out_tokens, "total_tokens": reply.input_tokens + out_tokens},
+                    "usage": _openai_usage(reply, out_tokens),
                 },
             )
         if not reply.omit_done:

@@ -14,13 +14,16 @@ from core.providers.base import (
     TextChunk,
     ToolCallReady,
     ToolSpec,
+    canonical_tools,
     generic_extract,
     is_transport_error,
     retry_after_seconds,
     neutral_tool_spec,
     result_text,
 )
+from core.providers.anthropic_cache import add_breakpoints
 from core.types import Message, TaskResult, ToolCall, is_error
+from core.usage import anthropic_usage
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +41,11 @@ class ClaudeProvider(SDKProvider):
     name = "anthropic"
     default_max_tokens = DEFAULT_MAX_TOKENS
 
-    def __init__(self, model: str = "claude-sonnet-4-5", **options: Any) -> None:
+    def __init__(self, model: str = "claude-sonnet-4-5", *, prompt_cache: bool = True, cache_ttl: str = "5m", **options: Any) -> None:
         super().__init__(model, **options)
+        self.prompt_cache = prompt_cache
+        """Mark cache breakpoints (:mod:`core.providers.anthropic_cache`) on every request."""
+        self.cache_ttl = cache_ttl
 
     def _make_client(self) -> Any:
         import anthropic
@@ -54,7 +60,7 @@ class ClaudeProvider(SDKProvider):
     # -- wire format -------------------------------------------------------
     def convert_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         """Provider-neutral specs to Anthropic tool definitions."""
-        return [neutral_tool_spec(t) for t in tools]
+        return [neutral_tool_spec(t) for t in canonical_tools(tools)]
 
     def format_tool_result(self, tool_call: ToolCall | dict[str, Any], result: TaskResult) -> dict[str, Any]:
         """A user message holding one ``tool_result`` block keyed by ``tool_use_id``."""
@@ -80,7 +86,8 @@ class ClaudeProvider(SDKProvider):
             role = message.get("role")
             content = message.get("content") or ""
             if role == "user":
-                push("user", [{"type": "text", "text": content or "(empty)"}])
+                context = message.get("context") or ""
+                push("user", ([{"type": "text", "text": context}] if context else []) + [{"type": "text", "text": content or "(empty)"}])
             elif role == "assistant":
                 blocks: list[dict[str, Any]] = []
                 text = content
@@ -111,6 +118,8 @@ class ClaudeProvider(SDKProvider):
             request["system"] = system_prompt
         if tools:
             request["tools"] = self.convert_tools(tools)
+        if self.prompt_cache:
+            add_breakpoints(request, self.cache_ttl)
         return request
 
     # -- calls -------------------------------------------------------------
@@ -145,7 +154,7 @@ class ClaudeProvider(SDKProvider):
             error = classify_error(exc)
             error.partial = "".join(text)
             raise error from exc
-        usage = {"input_tokens": final.usage.input_tokens, "output_tokens": final.usage.output_tokens}
+        usage = anthropic_usage(final.usage).as_dict()
         yield ResponseComplete(content="".join(text), tool_calls=tuple(calls), stop_reason=final.stop_reason or "", usage=usage)
 
     def extract_tool_calls(self, response: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ knows that format.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Literal, Protocol, Sequence, Union, runtime_checkable
 
@@ -205,6 +206,16 @@ def neutral_tool_spec(spec: ToolSpec) -> dict[str, Any]:
     out.setdefault("description", "")
     out.setdefault("input_schema", {"type": "object", "properties": {}})
     return out
+
+
+def canonical_tools(tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """Tool specs in a stable order (by name) with every mapping's keys sorted.
+
+    The tools are the first thing a request renders, so their bytes must not
+    depend on registration order: any change there invalidates every cached prefix.
+    """
+    ordered = sorted(tools, key=lambda spec: str(spec.get("name", "")))
+    return [json.loads(json.dumps(neutral_tool_spec(spec), sort_keys=True, default=str)) for spec in ordered]
 
 
 def result_text(result: TaskResult | str) -> str:

@@ -19,6 +19,7 @@ from core.providers.base import (
     TextChunk,
     ToolCallReady,
     ToolSpec,
+    canonical_tools,
     generic_extract,
     is_transport_error,
     retry_after_seconds,
@@ -26,6 +27,7 @@ from core.providers.base import (
     result_text,
 )
 from core.types import Message, TaskResult, ToolCall
+from core.usage import openai_usage
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +54,7 @@ class OpenAICompatibleProvider(SDKProvider):
     # -- wire format -------------------------------------------------------
     def convert_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         out = []
-        for spec in tools:
+        for spec in canonical_tools(tools):
             neutral = neutral_tool_spec(spec)
             out.append(
                 {
@@ -75,7 +77,8 @@ class OpenAICompatibleProvider(SDKProvider):
             role = message.get("role")
             content = message.get("content") or ""
             if role == "user":
-                out.append({"role": "user", "content": content})
+                context = message.get("context") or ""
+                out.append({"role": "user", "content": f"{context}\n\n{content}" if context else content})
             elif role == "assistant":
                 if message.get("interrupted"):
                     content = (content + "\n\n[interrupted by the user]").strip()
@@ -139,7 +142,7 @@ class OpenAICompatibleProvider(SDKProvider):
             stream = await self._post(body, stream=True)
             async for chunk in stream:
                 if getattr(chunk, "usage", None):
-                    usage = {"input_tokens": chunk.usage.prompt_tokens or 0, "output_tokens": chunk.usage.completion_tokens or 0}
+                    usage = openai_usage(chunk.usage).as_dict()
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]

@@ -18,6 +18,7 @@ from typing import Any
 from core.sessions.errors import SessionNotFound, SessionReadError, describe_os_error
 from core.sessions.records import KINDS
 from core.sessions.session import Session
+from core.turn_context import attach
 from core.types import Message
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ class LoadedSession:
         context: The latest ``context`` record (``{"files": [{"path", "read_only"}], "ts"}``) or None.
         trace: The ``entry`` of every ``trace`` record, in order, each with its ``ts``.
         records: Every valid record in order (to redraw the chat, with interruptions and errors).
+        usage: The usage of every response, ``{"turn", "model", "usage"}``, to restore the totals.
         warnings: What was skipped or repaired, as sentences to show the user.
     """
 
@@ -46,6 +48,7 @@ class LoadedSession:
     trace: list[dict[str, Any]] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    usage: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
@@ -79,6 +82,9 @@ def load_session(source: Path | Session) -> LoadedSession:
             loaded.context = record
         elif record["kind"] == "trace":
             loaded.trace.append({"ts": record.get("ts"), **record["entry"]})
+        elif record["kind"] == "assistant" and isinstance(record.get("usage"), dict):
+            usage = record["usage"]
+            loaded.usage.append({"turn": usage.get("turn"), "model": usage.get("model"), "usage": usage})
     loaded.messages = _history(loaded.records, loaded.warnings)
     for warning in loaded.warnings:
         log.warning("%s", warning)
@@ -162,7 +168,11 @@ def _history(records: list[dict[str, Any]], warnings: list[str]) -> list[Message
         last_ts = float(ts) if isinstance(ts, (int, float)) else last_ts
         if kind == "user":
             close_open_calls()
-            messages.append(Message(role="user", content=record["content"], timestamp=last_ts))
+            message = Message(role="user", content=record["content"], timestamp=last_ts)
+            parts = record.get("context_parts")
+            if isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
+                attach(message, parts)
+            messages.append(message)
         elif kind == "assistant":
             close_open_calls()
             calls = [

@@ -50,14 +50,14 @@ class SessionRecorder:
         match event:
             case ev.TurnStarted():
                 self._partial.clear()
-                return self._write(lambda: self.writer.user(event.query))
+                return self._write(lambda: self.writer.user(event.query, event.context_parts))
             case ev.TextDelta():
                 self._partial.append(event.text)
                 return []
             case ev.AssistantMessage():
                 self._partial.clear()
                 calls = [call.as_dict() for call in event.tool_calls]
-                return self._write(lambda: self.writer.assistant(event.content, calls, interrupted=event.interrupted))
+                return self._write(lambda: self.writer.assistant(event.content, calls, interrupted=event.interrupted, usage=event.usage))
             case ev.ToolCallStarted():
                 self._running[event.call.id] = event.call
                 return self._write(lambda: self.writer.trace(ev.event_to_dict(event)))

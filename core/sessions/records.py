@@ -4,9 +4,11 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
 
 - ``meta`` (first line): ``version``, ``id``, ``project_root``, ``created``,
   ``provider``, ``model`` and, for a fork, ``forked_from``.
-- ``user``: ``content``.
+- ``user``: ``content`` and, when the turn added any, ``context_parts`` (picked
+  files, suggestions, time, mode instructions; see ``core.turn_context``).
 - ``assistant``: ``content``, ``tool_calls`` (``[{"id", "name", "parameters"}]``),
-  ``interrupted``.
+  ``interrupted`` and, when the provider reported it, ``usage`` (``input_tokens``,
+  ``output_tokens``, ``cache_write_tokens``, ``cache_read_tokens``, ``model``, ``turn``).
 - ``tool_result``: ``tool_call_id``, ``name``, ``content``, ``is_error``,
   ``status``, ``duration``.
 - ``interruption``: ``reason``.

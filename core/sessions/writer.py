@@ -86,12 +86,18 @@ class SessionWriter:
 
     # Records -------------------------------------------------------------
 
-    def user(self, content: str) -> dict[str, Any]:
-        """Record a user prompt."""
-        return self.append("user", content=content)
+    def user(self, content: str, context_parts: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        """Record a user prompt and what the turn added with it (``core.turn_context`` parts)."""
+        parts = [dict(part) for part in context_parts]
+        return self.append("user", content=content, **({"context_parts": parts} if parts else {}))
 
     def assistant(
-        self, content: str, tool_calls: Iterable[Mapping[str, Any]] = (), *, interrupted: bool = False
+        self,
+        content: str,
+        tool_calls: Iterable[Mapping[str, Any]] = (),
+        *,
+        interrupted: bool = False,
+        usage: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record a complete assistant message with the tool calls it requested.
 
@@ -99,9 +105,11 @@ class SessionWriter:
             content: The message text (for an interrupted message, what was streamed).
             tool_calls: ``{"id", "name", "parameters"}`` dicts (or ``ToolCall.as_dict()``).
             interrupted: The user stopped the message before it was complete.
+            usage: The provider's usage of the response (``core.usage.Usage`` fields, ``model``, ``turn``).
         """
         calls = [_call_dict(call) for call in tool_calls]
-        return self.append("assistant", content=content, tool_calls=calls, interrupted=interrupted)
+        extra = {"usage": dict(usage)} if usage else {}
+        return self.append("assistant", content=content, tool_calls=calls, interrupted=interrupted, **extra)
 
     def tool_result(
         self,

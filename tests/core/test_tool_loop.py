@@ -65,7 +65,8 @@ async def test_one_tool_round_trip(make_handler, fake_llm, provider_kind):
     second = fake_llm.requests[1]
     if provider_kind == "anthropic":
         assert second.messages[-2]["content"][-1]["type"] == "tool_use"
-        assert second.messages[-1]["content"][0] == {"type": "tool_result", "tool_use_id": finished.call.id, "content": "ABC"}
+        result_block = {k: v for k, v in second.messages[-1]["content"][0].items() if k != "cache_control"}
+        assert result_block == {"type": "tool_result", "tool_use_id": finished.call.id, "content": "ABC"}
     else:
         assert second.messages[-2]["tool_calls"][0]["function"]["name"] == "echo"
         assert second.messages[-1] == {"role": "tool", "tool_call_id": finished.call.id, "content": "ABC"}
@@ -259,7 +260,8 @@ async def test_context_warning_at_80_percent_and_refusal_at_100(make_handler, fa
     fake_llm.script(Reply(text="ok"), Reply(text="ok"))
     first = await collect(handler, "hello")
     assert not [e for e in first if isinstance(e, ev.Warning)]
-    handler.config.context_window = int(handler.last_estimated_tokens * 1.1)
+    # the next request: the prompt the provider reported, plus an estimate of what was added since
+    handler.config.context_window = int(handler.last_usage.prompt_tokens * 1.2)
     events = await collect(handler, "hello")
     warnings = [e for e in events if isinstance(e, ev.Warning)]
     assert [w.code for w in warnings] == ["context_80"]
@@ -292,6 +294,9 @@ async def test_plan_returns_parsed_steps(make_handler, fake_llm):
     assert result["metadata"]["template"] == "plan"
     assert result["metadata"]["plan_steps"] == ["Read auth.py", "Add a docstring", "Run the tests"]
     assert "<plan>" in fake_llm.requests[0].system
+    # the /plan instructions travel with the turn's message, so the system prompt stays the same
+    assert "asked for a plan" in fake_llm.requests[0].last_user_context()
+    assert "asked for a plan" not in fake_llm.requests[0].system
 
 
 async def test_provider_errors_end_the_turn_with_a_clear_message(make_handler, fake_llm):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 from tests.fake_llm import FakeLLM, Reply
@@ -69,13 +71,18 @@ async def test_the_request_contains_exactly_the_panes_files(real_app: AssistantA
         await wait_for(pilot, lambda: picked(real_app) == ["src/app.py"])
         await send(pilot, "what do you see?")
         await finish_turn(pilot)
-        system = fake_llm.requests[-1].system
-        assert str(project / "src" / "app.py") in system and "def main" in system
-        assert "def login" not in system
+        first = fake_llm.requests[-1]
+        context = first.last_user_context()
+        assert '<file path="src/app.py">' in context and "def main" in context
+        assert "def login" not in json.dumps(first.body)
+        assert "def main" not in first.system  # files go into the conversation, never the system prompt
         await send(pilot, "/drop src/app.py")
         await send(pilot, "and now?")
         await finish_turn(pilot)
-        assert "def main" not in fake_llm.requests[-1].system
+        second = fake_llm.requests[-1]
+        assert "def main" not in json.dumps(second.body)  # the old copy became a note
+        assert "src/app.py was here; it was dropped" in json.dumps(second.body)
+        assert second.system == first.system
 
 
 async def test_adding_past_the_budget_asks_first(project: Path) -> None:

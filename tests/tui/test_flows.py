@@ -140,7 +140,7 @@ async def test_plan_checklist(real_app: AssistantApp, fake_llm: FakeLLM) -> None
         await finish_turn(pilot)
         (plan,) = real_app.query(PlanView)
         assert plan.steps == ("Read the code", "Write tests", "Refactor")
-        assert "plan" in fake_llm.requests[0].system.lower()
+        assert "asked for a plan" in fake_llm.requests[0].last_user_context()
         assert "<plan>" not in str(widgets(real_app, AssistantMessage)[-1].query_one("Markdown")._markdown)
 
 

@@ -1,0 +1,139 @@
+"""The handler's side of tokens and money: usage recorded per response, the context meter, the budget.
+
+Mixed into :class:`core.handlers.passthrough.PassthroughHandler`. The provider's
+reported usage of each response goes into a :class:`core.usage.UsageLedger`
+(tagged with the user turn and model); the context figure is the last
+response's real prompt tokens plus an estimate of what was added since; the
+budget check runs before every request of the tool loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Mapping
+
+from core.handlers.budget import MESSAGE_OVERHEAD, estimate_text_tokens
+from core.pricing import PriceTable
+from core.usage import Budget, Usage, UsageLedger, estimate_step, output_allowance
+
+log = logging.getLogger(__name__)
+
+
+class SpendingMixin:
+    """Usage, context figure and budget state of a handler (needs ``config``, ``conversation_history``, ``model_provider``)."""
+
+    config: Any
+    conversation_history: list[Any]
+    model_provider: Any
+
+    def _init_spending(self) -> None:
+        self.usage = UsageLedger(PriceTable(getattr(self.config, "prices", None) or {}))
+        self.budget = Budget(
+            turn_cost=self.config.max_turn_cost,
+            session_cost=self.config.max_cost,
+            turn_tokens=self.config.max_turn_tokens,
+            session_tokens=self.config.max_session_tokens,
+        )
+        self.user_turns = 0
+        """User turns of this session so far (the ledger's turn numbers)."""
+        self.last_usage: Usage | None = None
+        self._usage_mark = 0
+        """Length of the history the last reported prompt covered."""
+        self._unpriced_warned = False
+
+    @property
+    def model_name(self) -> str:
+        return str(getattr(self.model_provider, "model", "") or "")
+
+    def record_usage(self, raw: Mapping[str, Any] | None, history_length: int) -> Usage:
+        """Book one response's usage (its prompt covered ``history_length`` messages)."""
+        usage = Usage.from_dict(raw)
+        self.usage.add(max(1, self.user_turns), self.model_name, usage)
+        if usage.prompt_tokens:
+            self.last_usage = usage
+            self._usage_mark = history_length
+        return usage
+
+    def restore_usage(self, entries: Iterable[Mapping[str, Any]]) -> None:
+        """Reload the ledger of a resumed session (``{"turn", "model", "usage"}`` per response)."""
+        self.usage.clear()
+        turn = 0
+        for entry in entries:
+            turn = int(entry.get("turn") or turn or 1)
+            self.usage.add(turn, str(entry.get("model") or self.model_name), Usage.from_dict(entry.get("usage")))
+        self.user_turns = max(self.usage.turns(), default=0)
+        self.last_usage = None
+        self._usage_mark = 0
+
+    def reset_spending(self) -> None:
+        self.usage.clear()
+        self.user_turns = 0
+        self.last_usage = None
+        self._usage_mark = 0
+        self.budget.refresh(0.0, 0)
+
+    def added_since_usage(self) -> int:
+        """Estimated tokens of the messages added after the last reported prompt."""
+        total = 0
+        for message in self.conversation_history[self._usage_mark :]:
+            total += MESSAGE_OVERHEAD + estimate_text_tokens(str(message.get("content") or "")) + estimate_text_tokens(message.get("context") or "")
+            for call in message.get("tool_calls") or []:
+                total += MESSAGE_OVERHEAD + estimate_text_tokens(str(call.get("parameters") or ""))
+        return total
+
+    def context_figure(self, heuristic: int) -> tuple[int, int]:
+        """(tokens the next request carries, how many of them are estimated).
+
+        With a reported prompt it is that prompt plus the estimate of what was added
+        since; before the first response it is the heuristic over everything.
+        """
+        if self.last_usage is None or self._usage_mark > len(self.conversation_history):
+            return heuristic, heuristic
+        added = self.added_since_usage()
+        return self.last_usage.prompt_tokens + added, added
+
+    def budget_problem(self) -> str:
+        """'' when the next request fits the budget; else what it would exceed."""
+        if not self.budget.active:
+            return ""
+        price = self.usage.prices.price_for(self.model_name)
+        step = estimate_step(self.last_usage, self.added_since_usage(), output_allowance(self.usage))
+        return self.budget.check(
+            turn_spent=(self.usage.cost(turn=self.user_turns)[0], self.usage.total(turn=self.user_turns).total_tokens),
+            session_spent=(self.usage.cost()[0], self.usage.total().total_tokens),
+            next_step=(step.cost(price), step.total_tokens),
+        )
+
+    def unpriced_budget_warning(self) -> str:
+        """A sentence, once, when a money budget is set but the model has no price."""
+        if self._unpriced_warned or not (self.budget.turn_cost or self.budget.session_cost):
+            return ""
+        if self.usage.prices.price_for(self.model_name) is not None:
+            return ""
+        self._unpriced_warned = True
+        return (
+            f"No price is known for {self.model_name}, so the money budget cannot be checked "
+            f'(token budgets still apply). Add [prices."{self.model_name}"] to the config file to price it.'
+        )
+
+    def refresh_budget(self) -> str:
+        """A fresh session allowance from now on (``/budget``); returns what it now allows."""
+        self.budget.refresh(self.usage.cost()[0], self.usage.total().total_tokens)
+        allowed = []
+        if self.budget.session_cost:
+            allowed.append(f"${self.budget.session_cost:.2f}")
+        if self.budget.session_tokens:
+            allowed.append(f"{self.budget.session_tokens:,} tokens")
+        return " and ".join(allowed)
+
+    def usage_metrics(self) -> dict[str, Any]:
+        """The metrics' ``usage`` entry: session totals, cost and hit rate, this turn's, and per model.
+
+        The whole per-turn breakdown is ``self.usage.summary()`` (``/cost``); a metrics
+        event carries the current turn's row so its size does not grow with the session.
+        """
+        summary = self.usage.summary(turns=False)
+        summary["turn"] = {"turn": self.user_turns, **self.usage.row(turn=self.user_turns)}
+        summary["model"] = self.model_name
+        summary["last"] = self.last_usage.as_dict() if self.last_usage else None
+        return summary
