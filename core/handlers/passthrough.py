@@ -22,10 +22,11 @@ from core.callables import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
 from core.handlers.registration import ToolRegistrationMixin
 from core.handlers.retry import RetryBudget, retry_delay, shown_message
+from core.handlers.requests import RequestMixin
 from core.handlers.spending import SpendingMixin
 from core.handlers.validation import validate_arguments
-from core.plan import PLAN_INSTRUCTIONS, parse_plan
-from core.turn_context import ConversationFiles, attach, turn_parts
+from core.plan import parse_plan
+from core.turn_context import attach
 from core.providers.base import ProviderError, ResponseComplete, TextChunk, ToolCallReady
 from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
 from core.types import (
@@ -46,10 +47,6 @@ To find files, use executeFilePathCommand with a read-only command such as `find
 For edits, use aiderAutomatic for straightforward changes and aiderInteractive for complex edits that need the user.
 A message that starts with /aider asks for an edit with aider: choose between the aider tools.
 When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>."""
-
-PROJECT_INSTRUCTIONS_FILE = "AGENTS.md"
-PROJECT_INSTRUCTIONS_LIMIT = 20_000
-"""Characters of the project's instructions file put into the system prompt."""
 
 BUDGET_HINT = (
     "To go on, type /budget for a fresh session allowance (or raise --max-cost / max_cost) and send your message again; "
@@ -73,7 +70,7 @@ class _Turn:
     """Seconds each tool call (by id) spent waiting for the user's approval."""
 
 
-class PassthroughHandler(ToolRegistrationMixin, SpendingMixin, BaseHandler):
+class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, BaseHandler):
     """Handles raw user queries with the model and the registered tools."""
 
     def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None) -> None:
@@ -90,11 +87,7 @@ class PassthroughHandler(ToolRegistrationMixin, SpendingMixin, BaseHandler):
         self.clock: Callable[[], float] = time.monotonic
         """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
         self._init_spending()
-        self.context_estimated = 0
-        self.wall_clock: Callable[[], str] = current_time
-        """The time each user message is stamped with (tests and benchmarks fix it)."""
-        self._system_prompt: tuple[tuple[str, int], str] | None = None
-        self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)))
+        self._init_requests(PASSTHROUGH_INSTRUCTIONS)
         self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
 
     # -- public entry points -------------------------------------------------
@@ -111,35 +104,6 @@ class PassthroughHandler(ToolRegistrationMixin, SpendingMixin, BaseHandler):
         self.active_subtask_id = None
         self.conversation_files.rebuild([])
         self.reset_spending()
-
-    def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None) -> None:
-        """Continue a saved conversation: its history, which files it holds, and its usage totals."""
-        self.conversation_history = list(messages)
-        self.conversation_files.rebuild(self.conversation_history)
-        self.restore_usage(usage or [])
-
-    def system_prompt(self) -> str:
-        """The system prompt every request of this handler sends: the same bytes every time.
-
-        Base prompt, the passthrough instructions, then the project's instructions
-        (``AGENTS.md``, read once). Per-turn material goes into the user message.
-        """
-        key = (self.base_system_prompt, id(self.data_context))
-        if self._system_prompt is None or self._system_prompt[0] != key:
-            self._system_prompt = (key, self._build_system_prompt(PASSTHROUGH_INSTRUCTIONS + self._project_instructions()))
-        return self._system_prompt[1]
-
-    def _project_instructions(self) -> str:
-        content = self.file_access.read(self.project_root / PROJECT_INSTRUCTIONS_FILE)
-        if not content or not content.strip():
-            return ""
-        return f"\n\nProject instructions ({PROJECT_INSTRUCTIONS_FILE}):\n{content.strip()[:PROJECT_INSTRUCTIONS_LIMIT]}"
-
-    def get_resource_metrics(self) -> dict[str, Any]:
-        metrics = super().get_resource_metrics()
-        metrics["context_estimated_tokens"] = self.context_estimated
-        metrics["usage"] = self.usage_metrics()
-        return metrics
 
     def add_observer(self, observer: Any) -> None:
         """Pass every event of every turn to ``observer.record(event)`` (e.g. the session recorder).
@@ -213,19 +177,6 @@ class PassthroughHandler(ToolRegistrationMixin, SpendingMixin, BaseHandler):
             if not turn.finished:
                 self._close_interrupted(turn)
             self._turn = None
-
-    def _turn_parts(self, mode: str, relevant: list[str]) -> list[dict[str, Any]]:
-        """This turn's files (new or changed since their last copy), suggestions, time and mode instructions."""
-        picked = [(self._display_path(p), self.file_access.read(p)) for p in self.pinned_files]
-        suggestions = [self._display_path(p) for p in relevant if p not in self.pinned_files][:10]
-        return turn_parts(
-            self.conversation_files,
-            picked,
-            self.conversation_history,
-            suggestions=suggestions,
-            mode_instructions=PLAN_INSTRUCTIONS if mode == "plan" else "",
-            now=self.wall_clock,
-        )
 
     # -- the loop --------------------------------------------------------------
     async def _tool_loop(self, turn: _Turn, system_prompt: str, mode: str, relevant: list[str]) -> AsyncIterator[ev.Event]:
@@ -501,32 +452,6 @@ class PassthroughHandler(ToolRegistrationMixin, SpendingMixin, BaseHandler):
             session_allowed=self.session_allowed,
             tool_call_id=self._current_call_id,
         )
-
-def current_time() -> str:
-    """The local time to the minute, with its zone, e.g. ``2025-03-14 09:15 CET``."""
-    import datetime
-
-    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-
-
-def cap_result(result: TaskResult, limit: int) -> TaskResult:
-    """``result`` with its content cut to ``limit`` characters, saying how much was left out.
-
-    A tool that prints megabytes would otherwise fill the model's context, the
-    history and the session transcript.
-    """
-    content = result.get("content", "")
-    if not limit or len(content) <= limit:
-        return result
-    head = content[:limit]
-    cut_at = head.rfind("\n")
-    if cut_at > limit // 2:
-        head = head[:cut_at]
-    omitted = len(content) - len(head)
-    note = f"\n[output truncated: {omitted:,} more characters ({content.count(chr(10), len(head)):,} lines) not shown]"
-    metadata = {**(result.get("metadata") or {}), "truncated_chars": omitted, "full_chars": len(content)}
-    return {**result, "content": head + note, "metadata": metadata}
-
 
 def split_mode(query: str) -> tuple[str, str]:
     """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""

@@ -1,0 +1,90 @@
+"""What the handler sends: one fixed system prompt, and per-turn material in the user message.
+
+Mixed into :class:`core.handlers.passthrough.PassthroughHandler`. The provider
+caches the request prefix (tools, system prompt, conversation), so the system
+prompt is built once and never carries anything that changes per turn; the
+picked files, suggestions, time and mode instructions go into the turn's user
+message (:mod:`core.turn_context`).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Callable
+
+from core.plan import PLAN_INSTRUCTIONS
+from core.turn_context import ConversationFiles, turn_parts
+
+PROJECT_INSTRUCTIONS_FILE = "AGENTS.md"
+PROJECT_INSTRUCTIONS_LIMIT = 20_000
+"""Characters of the project's instructions file put into the system prompt."""
+
+
+def current_time() -> str:
+    """The local time to the minute, with its zone, e.g. ``2025-03-14 09:15 CET``."""
+    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+class RequestMixin:
+    """System prompt and per-turn parts of a handler (needs BaseHandler's state and SpendingMixin)."""
+
+    base_system_prompt: str
+    data_context: Any
+    conversation_history: list[Any]
+    pinned_files: list[str]
+    file_access: Any
+    project_root: Any
+    model_provider: Any
+
+    def _init_requests(self, instructions: str) -> None:
+        self.handler_instructions = instructions
+        self.context_estimated = 0
+        """Tokens of the context figure that are estimated, not reported by the provider."""
+        self.wall_clock: Callable[[], str] = current_time
+        """The time each user message is stamped with (tests and benchmarks fix it)."""
+        self._system_prompt: tuple[tuple[str, int], str] | None = None
+        self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)))
+
+    def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None) -> None:
+        """Continue a saved conversation: its history, which files it holds, and its usage totals."""
+        self.conversation_history = list(messages)
+        self.conversation_files.rebuild(self.conversation_history)
+        self.restore_usage(usage or [])  # type: ignore[attr-defined]
+
+    def system_prompt(self) -> str:
+        """The system prompt every request of this handler sends: the same bytes every time.
+
+        Base prompt, the handler's instructions, then the project's instructions
+        (``AGENTS.md``, read once). Per-turn material goes into the user message.
+        """
+        key = (self.base_system_prompt, id(self.data_context))
+        if self._system_prompt is None or self._system_prompt[0] != key:
+            build = self._build_system_prompt  # type: ignore[attr-defined]
+            self._system_prompt = (key, build(self.handler_instructions + self._project_instructions()))
+        return self._system_prompt[1]
+
+    def _project_instructions(self) -> str:
+        content = self.file_access.read(self.project_root / PROJECT_INSTRUCTIONS_FILE)
+        if not content or not content.strip():
+            return ""
+        return f"\n\nProject instructions ({PROJECT_INSTRUCTIONS_FILE}):\n{content.strip()[:PROJECT_INSTRUCTIONS_LIMIT]}"
+
+    def _turn_parts(self, mode: str, relevant: list[str]) -> list[dict[str, Any]]:
+        """This turn's files (new or changed since their last copy), suggestions, time and mode instructions."""
+        display = self._display_path  # type: ignore[attr-defined]
+        picked = [(display(p), self.file_access.read(p)) for p in self.pinned_files]
+        suggestions = [display(p) for p in relevant if p not in self.pinned_files][:10]
+        return turn_parts(
+            self.conversation_files,
+            picked,
+            self.conversation_history,
+            suggestions=suggestions,
+            mode_instructions=PLAN_INSTRUCTIONS if mode == "plan" else "",
+            now=self.wall_clock,
+        )
+
+    def get_resource_metrics(self) -> dict[str, Any]:
+        metrics = super().get_resource_metrics()  # type: ignore[misc]
+        metrics["context_estimated_tokens"] = self.context_estimated
+        metrics["usage"] = self.usage_metrics()  # type: ignore[attr-defined]
+        return metrics
