@@ -111,6 +111,7 @@ class McpServer:
         self._gone = asyncio.Event()
         self.state = ServerState.STARTING
         self.last_error = ""
+        self.stderr_tail.clear()
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
         self._changed()
 
@@ -185,7 +186,7 @@ class McpServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             message = _describe(exc)
-            if self.state is ServerState.STARTING and message == "Connection closed":
+            if self.state is ServerState.STARTING and _is_disconnect(exc):
                 message = "the server exited during start-up"
             self._fail(message)
         finally:
@@ -350,13 +351,26 @@ async def _list_all_tools(session: Any) -> list[Any]:
     return tools
 
 
+def _is_disconnect(exc: BaseException) -> bool:
+    """True when ``exc`` (or the first of a group) says the other side went away."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    import anyio
+
+    if isinstance(exc, (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, BrokenPipeError, ConnectionResetError)):
+        return True
+    return getattr(getattr(exc, "error", None), "message", None) == "Connection closed"
+
+
 def _describe(exc: BaseException) -> str:
     """A readable one-line cause, unwrapping the SDK's exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     error = getattr(exc, "error", None)
     message = getattr(error, "message", None) or str(exc) or type(exc).__name__
-    return f"{message}" if isinstance(exc, OSError) or error is not None else f"{type(exc).__name__}: {message}"
+    if isinstance(exc, OSError) or error is not None or message == type(exc).__name__:
+        return message
+    return f"{type(exc).__name__}: {message}"
 
 
 def _our_version() -> str:

@@ -99,3 +99,24 @@ class TestMcpScreen:
 
         app = make_app(real_settings, clock=FixedClock())
         assert snap_compare(app, terminal_size=(100, 32), run_before=run_before)
+
+
+async def test_escape_cancels_an_mcp_call_on_the_server(real_settings, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """Esc during a hung MCP call: the turn ends at once and the server receives notifications/cancelled."""
+    target = paths.config_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(
+        f'[mcp_servers.tiny]\ncommand = "{sys.executable}"\nargs = ["{TESTS_MCP / "tiny_server.py"}"]\n'
+        f'env = {{ MARKER_DIR = "{tmp_path}" }}\nallow = ["sleep"]\n'
+    )
+    app = make_app(real_settings, clock=FixedClock())
+    async with app.run_test(size=(100, 32)) as pilot:
+        await wait_for(pilot, lambda: settled(app), timeout=60)
+        fake_llm.script(Reply(tools=[Tool("mcp__tiny__sleep", {"seconds": 600})]))
+        await send(pilot, "sleep")
+        await wait_for(pilot, (tmp_path / "sleep-started").exists, timeout=30)
+        await pilot.press("escape")
+        await finish_turn(pilot)
+        await wait_for(pilot, (tmp_path / "cancelled").exists, timeout=30)
+        (record,) = app.trace.records.values()
+        assert record.call.name == "mcp__tiny__sleep" and record.status != "success"
