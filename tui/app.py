@@ -29,7 +29,7 @@ from tui.palette import AssistantCommands
 from tui.screens.approval import ApprovalScreen
 from tui.screens.text_view import TextViewScreen
 from tui.turn import TurnRenderer
-from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, UserMessage
+from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, ThinkingBlock, UserMessage
 from tui.widgets.context import ContextEntry, ContextPane
 from tui.widgets.prompt import Completion, CompletionMenu, PromptInput
 from tui.widgets.status import StatusLine
@@ -58,6 +58,7 @@ class AssistantApp(App[None]):
         Binding("ctrl+g", "toggle_focus('context')", "Context", tooltip="Go to the context pane (again: back to the prompt)", id="app.focus_context"),
         Binding("ctrl+t", "toggle_focus('trace')", "Trace", tooltip="Go to the tool trace (again: back to the prompt)", id="app.focus_trace"),
         Binding("f2", "transcript", "History", tooltip="Show the whole conversation, including pruned messages", id="app.transcript"),
+        Binding("f3", "toggle_thinking", "Thinking", tooltip="Show or hide the model's newest thinking", id="app.thinking", show=False),
         Binding("f1", "help", "Help", tooltip="Keys and commands", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", tooltip="Quit assistant-tui", id="app.quit", show=False, priority=True),
     ]
@@ -232,7 +233,7 @@ class AssistantApp(App[None]):
         if not keep_files:
             self.pinned.clear()
             self.read_only.clear()
-        self.status.update_metrics({"turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0})
+        self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0})
         self.refresh_context()
 
     @work(thread=True, group="files", exit_on_error=False)
@@ -396,6 +397,14 @@ class AssistantApp(App[None]):
                 self.notify("No tool calls yet.")
         else:
             self.context_pane.query_one("#context-files").focus()
+
+    def action_toggle_thinking(self) -> None:
+        """Expand or collapse the newest thinking block in the chat."""
+        blocks = list(self.chat.query(ThinkingBlock))
+        if not blocks:
+            self.notify("No thinking to show: the model has not sent any in the messages on screen.")
+            return
+        blocks[-1].collapsed = not blocks[-1].collapsed
 
     def action_transcript(self) -> None:
         """Show the whole conversation in a scrollable view (the chat pane keeps only the newest messages)."""

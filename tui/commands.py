@@ -26,6 +26,7 @@ class SlashCommand:
 SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/plan", "<request>", "Ask for a step-by-step plan, shown as a checklist", to_model=True),
     SlashCommand("/aider", "<instruction>", "Have aider edit the code (the model picks how)", to_model=True),
+    SlashCommand("/continue", "", "Have the model go on with an answer cut off at the output limit", to_model=True),
     SlashCommand("/task", "<name> key=value... or list", "Run a structured task directly, no model needed"),
     SlashCommand("/add", "<glob or path>", "Add files to the context"),
     SlashCommand("/drop", "<glob or path>", "Drop files from the context"),

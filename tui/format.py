@@ -5,15 +5,57 @@ from __future__ import annotations
 import json
 from typing import Any
 
-# Tool call status -> (icon, style class suffix).
+# Tool call status (core.events.TOOL_STATUSES, plus pending and running) -> icon, label and colour.
 STATUS_ICONS: dict[str, str] = {
     "pending": "○",
     "running": "◐",
     "success": "✓",
     "error": "✗",
     "denied": "⊘",
+    "refused": "⊗",
+    "not_run": "⊖",
     "interrupted": "■",
 }
+STATUS_LABELS: dict[str, str] = {
+    "pending": "awaiting approval",
+    "running": "running",
+    "success": "done",
+    "error": "failed",
+    "denied": "denied",
+    "refused": "refused by policy",
+    "not_run": "not run",
+    "interrupted": "interrupted",
+}
+STATUS_STYLES: dict[str, str] = {
+    "pending": "magenta",
+    "running": "cyan",
+    "success": "green",
+    "error": "red",
+    "denied": "yellow",
+    "refused": "yellow",
+    "not_run": "dim",
+    "interrupted": "yellow",
+}
+NEVER_RAN = frozenset({"denied", "refused", "not_run"})
+"""Statuses of calls that did not run: they have no run time to show."""
+
+
+def status_timing(status: str, duration: float | None) -> str:
+    """``done 1.6s``, ``failed 0.1s``, ``denied``, ``not run`` … for a finished call."""
+    label = STATUS_LABELS.get(status, status)
+    if status in NEVER_RAN or duration is None:
+        return label
+    return f"{label} {format_duration(duration)}"
+
+
+def approval_line(decision: str, automatic: bool, waited: float | None, ran: float | None) -> str:
+    """``allow once · waited 4.1s for approval, ran 1.6s`` (what the user decided and what it cost)."""
+    text = decision + (" (by approval mode)" if automatic else "")
+    if waited and not automatic:
+        text += f" · waited {format_duration(waited)} for approval"
+        if ran is not None:
+            text += f", ran {format_duration(ran)}"
+    return text
 
 
 def format_duration(seconds: float) -> str:

@@ -23,11 +23,14 @@ def palette_entries(app: "AssistantApp") -> list[tuple[str, Callable[[], Any], s
         ("Focus the prompt", app.action_focus_prompt, ""),
         ("Quit", app.exit, "ctrl+q"),
         ("Show the whole conversation", app.action_transcript, "f2: every message, including pruned ones"),
+        ("Show or hide the model's thinking", app.action_toggle_thinking, "f3: the newest thinking block"),
     ]
     for command in SLASH_COMMANDS:
         if command.args and not command.args.startswith("["):
             # needs an argument: put the command in the prompt for the user to finish
             callback: Callable[[], Any] = partial(_prefill, app, command.name + " ")
+        elif command.to_model:
+            callback = partial(app.submit, command.name)
         else:
             callback = partial(app.run_command, command.name, "")
         entries.append((command.usage, callback, command.help))

@@ -8,12 +8,13 @@ screen and reports problems as notes, never as tracebacks.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.types import Decision, ToolCall
-from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine, UserMessage
+from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine, UserMessage, thinking_text
 
 if TYPE_CHECKING:
     from tui.app import AssistantApp
@@ -64,20 +65,24 @@ async def restore(app: "AssistantApp", loaded: Any) -> None:
         await app.chat.add(NoteMessage(f"{len(records) - RESTORE_RECORDS} earlier items are in the transcript (f2).", kind="info"))
         records = records[-RESTORE_RECORDS:]
     widgets: list[Any] = []
-    finishes: list[tuple[AssistantMessage, str, bool]] = []
+    finishes: list[tuple[AssistantMessage, str, bool, str]] = []
     for record in records:
         kind = record["kind"]
         if kind == "user":
             widgets.append(UserMessage(record["content"]))
         elif kind == "assistant":
-            if record["content"] or record.get("interrupted"):
+            thinking = thinking_text(record.get("thinking"))
+            if thinking:
+                widgets.append(ThinkingBlock(thinking, finished=True))
+            stop_reason = str(record.get("stop_reason") or "")
+            if record["content"] or record.get("interrupted") or stop_reason not in NORMAL_STOPS:
                 message = AssistantMessage()
                 widgets.append(message)
-                finishes.append((message, record["content"], bool(record.get("interrupted"))))
+                finishes.append((message, record["content"], bool(record.get("interrupted")), stop_reason))
         elif kind == "tool_result":
             call = calls.get(record["tool_call_id"]) or ToolCall(id=record["tool_call_id"], name=record.get("name", "tool"))
             line = ToolCallLine(call)
-            line.set_status(record.get("status") or ("error" if record.get("is_error") else "success"), record.get("duration"))
+            line.set_status(record.get("status") or ("error" if record.get("is_error") else "success"), record.get("duration"), _number(record.get("waited")))
             widgets.append(line)
         elif kind == "interruption":
             widgets.append(NoteMessage("Interrupted.", kind="info"))
@@ -85,41 +90,63 @@ async def restore(app: "AssistantApp", loaded: Any) -> None:
             widgets.append(NoteMessage(record.get("message", ""), kind="error", title="The turn failed"))
     if widgets:
         await app.chat.add(*widgets)
-        for message, content, interrupted in finishes:
+        for message, content, interrupted, stop_reason in finishes:
             if message.is_mounted:
-                await message.finish(content, interrupted=interrupted)
+                await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
         await app.chat.prune()
     app.transcript.extend({"role": r["kind"], "content": r.get("content") or r.get("message", "")} for r in records)
-    await _restore_trace(app, loaded.trace)
+    turns = [(_number(r.get("ts")), str(r.get("content") or "")) for r in loaded.records if r.get("kind") == "user"]
+    await _restore_trace(app, loaded.trace, turns)
     files = (loaded.context or {}).get("files") or []
     app.read_only = {f["path"] for f in files if f.get("read_only") and f.get("path") in app.pinned}
     app.refresh_context()
     await app.chat.add(NoteMessage(f"Resumed session {loaded.session_id}.", kind="info"))
 
 
-async def _restore_trace(app: "AssistantApp", entries: list[dict[str, Any]]) -> None:
-    """Redraw the newest calls of the trace (the pane keeps ``max_live`` of them mounted anyway)."""
+async def _restore_trace(app: "AssistantApp", entries: list[dict[str, Any]], turns: list[tuple[float, str]] | None = None) -> None:
+    """Redraw the newest calls of the trace (the pane keeps ``max_live`` of them mounted anyway).
+
+    ``turns`` are the user turns' (time, query), oldest first: each call goes under the
+    turn it was made in. Transcripts written before approval waits were recorded
+    (no ``approval_requested``, no ``waited``) show the decision without a wait.
+    """
     order: dict[str, None] = {}
     for entry in entries:
         call_data = entry.get("call")
         if isinstance(call_data, dict):
             order[str(call_data.get("id", ""))] = None
     shown = set(list(order)[-app.trace.max_live :])
+    times = [when for when, _ in turns or []]
     for entry in entries:
         call_data = entry.get("call")
         if not isinstance(call_data, dict) or str(call_data.get("id", "")) not in shown:
             continue
         call = _call(call_data)
         kind = entry.get("kind")
+        number = bisect.bisect_right(times, _number(entry.get("ts"))) if times else 0
+        if number:
+            app.trace.begin_turn(number, (turns or [])[number - 1][1])
         if kind == "tool_call_started":
             await app.trace.started(call)
+        elif kind == "approval_requested":
+            await app.trace.pending(call)
         elif kind == "tool_call_finished":
-            await app.trace.finished(call, entry.get("status", ""), entry.get("result", ""), float(entry.get("duration") or 0.0))
+            await app.trace.finished(
+                call, entry.get("status", ""), entry.get("result", ""), _number(entry.get("duration")), waited=_number(entry.get("waited"))
+            )
         elif kind == "approval":
             decision = str(entry.get("decision", ""))
             label = Decision(decision).value if decision in Decision._value2member_map_ else decision
-            await app.trace.approval(call, label.replace("_", " "), bool(entry.get("automatic")))
+            waited = entry.get("waited")
+            await app.trace.approval(call, label.replace("_", " "), bool(entry.get("automatic")), _number(waited) if waited is not None else 0.0)
     app.trace.interrupt_running()
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _call(data: dict[str, Any]) -> ToolCall:

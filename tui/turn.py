@@ -9,9 +9,10 @@ from rich.syntax import Syntax
 from textual.widgets import Static
 
 from core import events as ev
+from core.types import Decision, ToolCall
 from tui import runtime
 from tui.format import truncate_lines
-from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine
+from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine
 
 if TYPE_CHECKING:
     from tui.app import AssistantApp
@@ -19,6 +20,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DIFF_LINES = 60
+_ERROR_TITLES = {
+    "llm_error": "The model call failed",
+    "incomplete_response": "The answer is incomplete",
+    "resource_exhaustion": "Limit reached",
+    "tool_execution_error": "A tool failed",
+}
 _WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying", "session_not_saved": "Session not saved"}
 
 
@@ -32,10 +39,13 @@ class TurnRenderer:
         self.trace = app.trace
         self.status = app.status
         self.current: AssistantMessage | None = None
+        self.thinking: ThinkingBlock | None = None
         self.answered = False
         """True once any assistant text or tool call appeared (the prompt need not be restored)."""
         self.tool_lines: dict[str, ToolCallLine] = {}
         self.ended = False
+        self.calls_started = 0
+        """Tool calls started in this turn: the status line counts a call when it starts."""
 
     async def _message(self) -> AssistantMessage:
         if self.current is None:
@@ -43,29 +53,46 @@ class TurnRenderer:
             await self.chat.add(self.current)
         return self.current
 
-    async def _close_current(self, content: str | None = None, *, interrupted: bool = False) -> None:
+    async def _close_current(self, content: str | None = None, *, interrupted: bool = False, stop_reason: str = "") -> None:
+        self._close_thinking()
         if self.current is not None:
             message, self.current = self.current, None
-            await message.finish(content, interrupted=interrupted)
-            self.app.record("assistant", message.text, interrupted=message.interrupted)
+            await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
+            self.app.record("assistant", message.text, interrupted=message.interrupted, stop_reason=message.stop_reason)
             await self.chat.prune()
+
+    def _close_thinking(self) -> None:
+        if self.thinking is not None:
+            block, self.thinking = self.thinking, None
+            block.finish()
+            self.app.record("thinking", block.text)
 
     async def handle(self, event: ev.Event) -> None:
         """Apply one event."""
         match event:
             case ev.TurnStarted(relevant_files=files):
+                number = self._user_turn()
+                self.trace.begin_turn(number, self.query)
+                self.status.update_metrics({"user_turns": number, "tool_calls_this_turn": 0})
                 self.status.set_state("thinking…")
                 self.app.show_suggestions(list(files))
+            case ev.ThinkingDelta(text=text):
+                if self.thinking is None:
+                    self.thinking = ThinkingBlock()
+                    await self.chat.add(self.thinking)
+                self.thinking.append(text)
+                self.status.set_state("thinking…")
             case ev.TextDelta(text=text):
                 self.answered = True
+                self._close_thinking()
                 self.status.set_state("streaming…")
                 await (await self._message()).append(text)
-            case ev.AssistantMessage(content=content, interrupted=interrupted):
-                if self.current is None and content:
+            case ev.AssistantMessage(content=content, interrupted=interrupted, stop_reason=stop_reason):
+                if self.current is None and (content or stop_reason not in NORMAL_STOPS):
                     await self._message()
                 if content or self.current is not None:
                     self.answered = True
-                await self._close_current(content if content else None, interrupted=interrupted)
+                await self._close_current(content if content else None, interrupted=interrupted, stop_reason=stop_reason)
             case ev.ToolCallStarted(call=call):
                 self.answered = True
                 await self._close_current()
@@ -73,25 +100,31 @@ class TurnRenderer:
                 self.tool_lines[call.id] = line
                 await self.chat.add(line)
                 await self.trace.started(call)
+                self.calls_started += 1
+                self.status.update_metrics({"tool_calls_this_turn": self.calls_started})
                 self.status.set_state(f"running {call.name}…")
                 self.app.record("tool_call", call.name, parameters=call.parameters, id=call.id)
-            case ev.ToolCallFinished(call=call, status=status, result=result, duration=duration, metadata=metadata):
-                line = self.tool_lines.get(call.id)
-                if line is None:
-                    line = self.tool_lines[call.id] = ToolCallLine(call)
-                    await self.chat.add(line)
-                line.set_status(status, duration)
-                await self.trace.finished(call, status, result, duration, metadata)
+            case ev.ToolCallFinished(call=call, status=status, result=result, duration=duration, metadata=metadata, waited=waited):
+                line = await self._line(call)
+                line.set_status(status, duration, waited)
+                await self.trace.finished(call, status, result, duration, metadata, waited=waited)
                 self.status.set_state("thinking…")
-                self.app.record("tool_result", result, name=call.name, status=status, id=call.id)
+                self.app.record("tool_result", result, name=call.name, status=status, id=call.id, waited=waited)
                 await self._show_edits(call.name, metadata if isinstance(metadata, dict) else {})
-            case ev.ApprovalRecorded(call=call, decision=decision, automatic=automatic):
-                await self.trace.approval(call, decision.value.replace("_", " "), automatic)
+            case ev.ApprovalRequested(call=call):
+                await self.trace.pending(call)
+                (await self._line(call)).set_status("pending")
+                self.status.set_state(f"waiting for your approval of {call.name}…")
+            case ev.ApprovalRecorded(call=call, decision=decision, automatic=automatic, waited=waited):
+                await self.trace.approval(call, decision.value.replace("_", " "), automatic, waited)
+                if decision is not Decision.DENY:
+                    (await self._line(call)).set_status("running")
+                    self.status.set_state(f"running {call.name}…")
             case ev.Warning(code=code, message=message):
                 await self.chat.add(NoteMessage(message, kind="warning", title=_WARNING_TITLES.get(code, "Warning")))
                 self.app.record("warning", message, code=code)
             case ev.MetricsUpdated(metrics=metrics):
-                self.status.update_metrics(metrics)
+                self.status.update_metrics(self._counted(metrics))
             case ev.TurnCompleted(result=result):
                 self.ended = True
                 await self._close_current()
@@ -105,6 +138,29 @@ class TurnRenderer:
                 await self.show_error(reason, message)
             case _:
                 log.debug("ignoring event %r", event)
+
+    async def _line(self, call: ToolCall) -> ToolCallLine:
+        """The chat's line for ``call`` (added if the call never started, e.g. stopped by the guard)."""
+        line = self.tool_lines.get(call.id)
+        if line is None:
+            line = self.tool_lines[call.id] = ToolCallLine(call)
+            await self.chat.add(line)
+        return line
+
+    def _user_turn(self) -> int:
+        """The number of the user turn starting now (the handler's count, else one more than shown)."""
+        getter = getattr(self.app.handler, "get_resource_metrics", None)
+        try:
+            number = int((getter() if getter else {}).get("user_turns") or 0)
+        except Exception:  # metrics are informative only
+            log.exception("could not read metrics")
+            number = 0
+        return number or int(self.status.metrics.get("user_turns") or 0) + 1
+
+    def _counted(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """``metrics`` with the tool-call count never below the calls already started."""
+        counted = int(metrics.get("tool_calls_this_turn") or 0)
+        return {**metrics, "tool_calls_this_turn": max(counted, self.calls_started)} if counted < self.calls_started else metrics
 
     async def _show_edits(self, tool: str, metadata: dict[str, Any]) -> None:
         """aider's edits: which files changed (a note after an interactive session) and the diff."""
@@ -123,13 +179,13 @@ class TurnRenderer:
         metadata = result.get("metadata") if isinstance(result, dict) else None
         metrics = (metadata or {}).get("resource_metrics")
         if isinstance(metrics, dict):
-            self.status.update_metrics(metrics)
+            self.status.update_metrics(self._counted(metrics))
 
     async def show_error(self, reason: str, message: str) -> None:
-        """An error note in the chat; the prompt comes back when nothing was answered."""
-        title = {"llm_error": "The model call failed", "resource_exhaustion": "Limit reached", "tool_execution_error": "A tool failed"}.get(reason, "The turn failed")
+        """An error note in the chat; the prompt comes back when nothing was answered or the answer is incomplete."""
+        title = _ERROR_TITLES.get(reason, "The turn failed")
         body = message or reason
-        if not self.answered:
+        if not self.answered or reason == "incomplete_response":
             body += "\nYour message is back in the prompt: press Enter to send it again."
             self.app.prompt.restore(self.query)
         await self.chat.add(NoteMessage(body, kind="error", title=title))
@@ -138,6 +194,7 @@ class TurnRenderer:
     async def interrupted(self) -> None:
         """The user cancelled the turn: keep what streamed, marked interrupted."""
         self.ended = True
+        self._close_thinking()
         if self.current is not None:
             await self._close_current(interrupted=True)
         else:
@@ -147,5 +204,5 @@ class TurnRenderer:
             self.app.record("assistant", "", interrupted=True)
         self.trace.interrupt_running()
         for line in self.tool_lines.values():
-            if line.status == "running":
+            if line.status in ("running", "pending"):
                 line.set_status("interrupted", None)

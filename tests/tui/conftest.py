@@ -93,6 +93,7 @@ class ScriptedHandler:
     async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
         self.queries.append(query)
         self.conversation_history.append({"role": "user", "content": query})
+        self.metrics.update(user_turns=len(self.queries), tool_calls_this_turn=0)
         try:
             for step in self.script(query):
                 if isinstance(step, Gate):
@@ -103,7 +104,12 @@ class ScriptedHandler:
                     self.decisions.append(decision)
                     yield ev.ApprovalRecorded(call=step.call, decision=decision)
                 elif isinstance(step, ev.MetricsUpdated):
+                    started = self.metrics["tool_calls_this_turn"]  # as the real handler: counted when started
                     self.metrics.update(step.metrics)
+                    self.metrics["tool_calls_this_turn"] = max(started, self.metrics["tool_calls_this_turn"])
+                    yield step
+                elif isinstance(step, ev.ToolCallStarted):
+                    self.metrics["tool_calls_this_turn"] += 1
                     yield step
                 else:
                     yield step

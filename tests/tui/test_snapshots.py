@@ -104,8 +104,9 @@ class TestTrace:
     """The tool-trace pane."""
 
     def test_running_finished_failed(self, snap_compare, settings, project):
-        """Trace: a finished call (green ✓, 0.4s), a failed one (red ✗) and a running one
-        (◐ running 2.5s); the chat shows the same three as compact lines."""
+        """Trace: a "turn 1 · find auth" header row, then a finished call (green ✓ "done 0.4s"), a
+        failed one (red ✗ "failed 0.0s") and a running one (◐ "running 2.5s"); the chat shows the same
+        three as compact lines; the status line counts the three calls as started ("tools 3/10")."""
         clock = FixedClock()
         app = build(settings, project, _trace_script(), clock)
 

@@ -11,13 +11,13 @@ from textual import events
 from textual.await_complete import AwaitComplete
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from core.plan import split_plan
 from core.types import ToolCall
 from tui.widgets.markdown_table import ChatMarkdown
-from tui.format import STATUS_ICONS, format_duration, summarize_args
+from tui.format import NEVER_RAN, STATUS_ICONS, STATUS_LABELS, STATUS_STYLES, format_duration, status_timing, summarize_args
 from tui.plan import TagFilter
 
 NoteKind = Literal["info", "warning", "error"]
@@ -92,6 +92,18 @@ class StreamedMarkdown(ChatMarkdown):
         return AwaitComplete(appended())
 
 
+NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls"})
+"""Stop reasons of an answer that ended as the model meant it (no label)."""
+STOP_LABELS: dict[str, tuple[str, str]] = {
+    "interrupted": ("■ interrupted", "interrupted"),
+    "incomplete": ("■ incomplete: the connection closed before the answer finished", "incomplete"),
+    "max_tokens": ("▲ output limit reached: the answer stops here · send /continue to have the model go on", "cut"),
+    "refusal": ("⊘ refused: the model declined to answer this", "refused"),
+    "content_filter": ("⊘ stopped by the provider's content filter", "refused"),
+}
+"""How a message that did not end normally is labelled: (label, CSS class suffix)."""
+
+
 class AssistantMessage(Vertical):
     """One assistant message, streamed as Markdown.
 
@@ -112,6 +124,9 @@ class AssistantMessage(Vertical):
         super().__init__(classes="assistant-message")
         self.text = ""
         self.interrupted = False
+        self.stop_reason = ""
+        self.stop_label = ""
+        """The line under a message that did not end normally ("■ interrupted", …); empty otherwise."""
         self.finished = False
         self._body = StreamedMarkdown(classes="body")
         self._stream: MarkdownStream | None = None
@@ -225,8 +240,13 @@ class AssistantMessage(Vertical):
             self.unseal()
             self.call_after_refresh(self.seal)
 
-    async def finish(self, content: str | None = None, *, interrupted: bool = False) -> None:
-        """End the stream; ``content`` (the complete message) replaces what streamed if it differs."""
+    async def finish(self, content: str | None = None, *, interrupted: bool = False, stop_reason: str = "") -> None:
+        """End the stream; ``content`` (the complete message) replaces what streamed if it differs.
+
+        ``interrupted``: the user cancelled it, or (``stop_reason="incomplete"``) the
+        stream ended before the provider finished it. Other stop reasons that are not
+        a normal end (``max_tokens``, ``refusal``, ...) are labelled as what they are.
+        """
         if self.finished:
             return
         if self._timer is not None:
@@ -253,19 +273,83 @@ class AssistantMessage(Vertical):
                 await self.mount(ChatMarkdown(plan.after, classes="body"))
         elif held:
             await self._body.append(held)
-        if interrupted:
-            await self.mark_interrupted()
+        if interrupted or stop_reason not in NORMAL_STOPS:
+            await self.mark(stop_reason or "interrupted", interrupted=interrupted)
         self.call_after_refresh(self.seal)
 
     async def mark_interrupted(self) -> None:
         """Label the message as cut short by the user."""
-        if self.interrupted:
+        await self.mark("interrupted", interrupted=True)
+
+    async def mark(self, stop_reason: str, *, interrupted: bool = False) -> None:
+        """Label how the message ended when it was not a normal end (see :data:`STOP_LABELS`)."""
+        if self.stop_label:
             return
-        self.interrupted = True
-        self.add_class("-interrupted")
+        self.interrupted = interrupted
+        self.stop_reason = stop_reason
+        label, kind = STOP_LABELS.get(stop_reason, (f"■ stopped: {stop_reason}", "cut"))
+        self.stop_label = label
+        self.add_class(f"-{kind}")
         if not self.text:
             self._body.display = False
-        await self.mount(Static("■ interrupted", classes="interrupted-label"))
+        await self.mount(Static(label, classes=f"stop-label -{kind}", markup=False))
+
+
+THINKING_FLUSH = 0.2
+"""Seconds between redraws of a streaming thinking block (fragments in between are joined)."""
+
+
+class ThinkingBlock(Collapsible):
+    """The model's reasoning: streamed collapsed and dimmed under "Thinking…".
+
+    Enter on its title, a click, or f3 (the newest block) expands it. The text is
+    redrawn at most every :data:`THINKING_FLUSH` seconds while it streams.
+    """
+
+    def __init__(self, text: str = "", *, finished: bool = False) -> None:
+        self._body = Static("", classes="thinking-body", markup=False)
+        super().__init__(self._body, title="Thinking…", collapsed=True, classes="thinking")
+        self.text = text
+        self.finished = finished
+        self._timer: asyncio.TimerHandle | None = None
+
+    def on_mount(self) -> None:
+        self._flush()
+
+    def append(self, fragment: str) -> None:
+        """Add a streamed fragment (drawn with the next flush)."""
+        self.text += fragment
+        if self._timer is None and not self.finished:
+            self._timer = asyncio.get_running_loop().call_later(THINKING_FLUSH, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        self.call_later(self._flush)
+
+    def _flush(self) -> None:
+        words = len(self.text.split())
+        self.title = f"{'Thought' if self.finished else 'Thinking…'} · {words:,} word{'s' if words != 1 else ''}"
+        self._body.update(Text(self.text))
+
+    def finish(self) -> None:
+        """The reasoning is complete (the answer or a tool call follows)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.finished = True
+        if self.is_mounted:
+            self._flush()
+
+
+def thinking_text(blocks: Any) -> str:
+    """The readable text of an assistant message's recorded thinking blocks (redacted ones have none)."""
+    parts = []
+    for block in blocks if isinstance(blocks, (list, tuple)) else ():
+        if isinstance(block, dict):
+            text = block.get("thinking") if block.get("type") == "thinking" else block.get("text")
+            if isinstance(text, str) and text.strip():
+                parts.append(text.strip())
+    return "\n\n".join(parts)
 
 
 class ToolCallLine(Static):
@@ -276,26 +360,31 @@ class ToolCallLine(Static):
         self.call = call
         self.status = "running"
         self.duration: float | None = None
+        self.waited = 0.0
         self._render_line()
 
-    def set_status(self, status: str, duration: float | None = None) -> None:
+    def set_status(self, status: str, duration: float | None = None, waited: float = 0.0) -> None:
+        """``duration``: the time the call ran; ``waited``: the time it waited for the user's approval."""
         self.status = status
         self.duration = duration
+        self.waited = waited or self.waited
         self._render_line()
 
     def _render_line(self) -> None:
+        style = STATUS_STYLES.get(self.status, "")
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f"{STATUS_ICONS.get(self.status, '?')} ", style=f"bold {_STATUS_STYLE.get(self.status, '')}")
+        line.append(f"{STATUS_ICONS.get(self.status, '?')} ", style=f"bold {style}")
         line.append(self.call.name, style="bold")
-        if self.duration is not None:
-            line.append(f" · {self.status} {format_duration(self.duration)}", style=_STATUS_STYLE.get(self.status, ""))
+        if self.status == "pending":
+            line.append(f" · {STATUS_LABELS['pending']}", style=style)
+        elif self.duration is not None or self.status in NEVER_RAN:
+            line.append(f" · {status_timing(self.status, self.duration)}", style=style)
+            if self.waited:
+                line.append(f" · waited {format_duration(self.waited)} for approval", style="italic")
         summary = summarize_args(self.call.parameters, 200)
         if summary:
             line.append(f"  {summary}", style="dim")
         self.update(line)
-
-
-_STATUS_STYLE = {"success": "green", "error": "red", "denied": "yellow", "interrupted": "yellow", "running": "cyan", "pending": ""}
 
 
 class NoteMessage(Static):

@@ -20,13 +20,16 @@ def meter(fraction: float, cells: int = METER_CELLS) -> str:
 
 
 class StatusLine(Static):
-    """One line: ``anthropic:claude · turn 3 · tools 2/10 · ████░░ 41k/200k · ready``."""
+    """One line: ``anthropic:claude · turn 3 · tools 2/10 · ████░░ 41k/200k · ready``.
+
+    "turn" is the user's turn (messages sent); tools counts this turn's calls as they start.
+    """
 
     def __init__(self, *, provider: str, context_window: int, max_tool_calls: int, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.provider = provider
         self.metrics: dict[str, Any] = {
-            "turns": 0,
+            "user_turns": 0,
             "tool_calls_this_turn": 0,
             "max_tool_calls": max_tool_calls,
             "estimated_tokens": 0,
@@ -64,7 +67,7 @@ class StatusLine(Static):
         warn = fraction >= WARN_AT
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f" {self.provider}", style="bold")
-        line.append(f" · turn {m.get('turns', 0)}")
+        line.append(f" · turn {m.get('user_turns', 0)}")  # user turns; SPEC's "turns" counts model responses
         line.append(f" · tools {m.get('tool_calls_this_turn', 0)}/{m.get('max_tool_calls', 0)}")
         line.append(" · ")
         line.append(meter(fraction), style="bold" if warn else "")

@@ -1,4 +1,9 @@
-"""The tool-trace pane: every tool call of the session, live, expandable."""
+"""The tool-trace pane: every tool call of the session, live, expandable, grouped by user turn.
+
+What it shows is what happened: the time a call waited for the user's approval
+apart from the time it ran, and denied, refused, not-run and failed calls each
+with their own mark (only failures are errors).
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,25 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
+from textual.widgets import Static
 
 from core.types import ToolCall
-from tui.format import STATUS_ICONS, format_duration, pretty_args, summarize_args, truncate_lines
+from tui.format import (
+    NEVER_RAN,
+    STATUS_ICONS,
+    STATUS_LABELS,
+    STATUS_STYLES,
+    approval_line,
+    format_duration,
+    pretty_args,
+    status_timing,
+    summarize_args,
+    truncate_lines,
+)
 
 Clock = Callable[[], float]
 
 RESULT_PREVIEW_LINES = 12
-_STYLE = {"success": "green", "error": "red", "denied": "yellow", "interrupted": "yellow", "running": "cyan", "pending": "magenta"}
 
 
 @dataclass
@@ -33,7 +49,14 @@ class CallRecord:
     duration: float | None = None
     result: str = ""
     decision: str = ""
+    automatic: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    asked_at: float | None = None
+    """When the approval prompt opened (the clock's time); None when nobody was asked."""
+    waited: float | None = None
+    """Seconds the user took to answer; None while unanswered or when nobody was asked."""
+    turn: int = 0
+    """The user turn the call belongs to."""
 
     @property
     def finished(self) -> bool:
@@ -66,16 +89,17 @@ class ToolCallView(Widget, can_focus=True):
 
     def render(self) -> Group:
         record = self.record
-        style = _STYLE.get(record.status, "")
+        style = STATUS_STYLES.get(record.status, "")
         name = Text(no_wrap=True, overflow="ellipsis")
         name.append(f"{STATUS_ICONS.get(record.status, '?')} ", style=f"bold {style}")
         name.append(record.call.name, style="bold")
         if record.status == "pending":
-            timing = "awaiting approval"
+            since = record.asked_at if record.asked_at is not None else record.started
+            timing = f"{STATUS_LABELS['pending']} {format_duration(self._clock() - since)}"
         elif record.status == "running":
             timing = f"running {format_duration(self._clock() - record.started)}"
         else:
-            timing = f"{record.status} {format_duration(record.duration or 0.0)}"
+            timing = status_timing(record.status, record.duration)
         header = Table.grid(expand=True, padding=(0, 1))
         header.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         header.add_column(justify="right", no_wrap=True)
@@ -85,7 +109,11 @@ class ToolCallView(Widget, can_focus=True):
         if summary and not self.expanded:
             parts.append(Text(f"  {summary}", style="dim", no_wrap=True, overflow="ellipsis"))
         if record.decision:
-            parts.append(Text(f"  approval: {record.decision}", style="italic"))
+            ran = record.duration if record.finished and record.status not in NEVER_RAN else None
+            parts.append(Text(f"  {approval_line(record.decision, record.automatic, record.waited, ran)}", style="italic"))
+        if record.status in NEVER_RAN and record.result and not self.expanded:
+            reason = record.result.strip().splitlines()[0]
+            parts.append(Text(f"  {reason}", style=f"italic {style}", no_wrap=True, overflow="ellipsis"))
         if self.expanded:
             parts.append(Text("  arguments", style="bold underline"))
             parts.append(Text(_indent(pretty_args(record.call.parameters))))
@@ -122,11 +150,25 @@ def _indent(text: str) -> str:
     return "\n".join(f"    {line}" for line in text.splitlines()) or "    "
 
 
+class TurnHeader(Static):
+    """The row above a user turn's calls: ``turn 3 · find the auth code``."""
+
+    def __init__(self, number: int, query: str) -> None:
+        label = Text(no_wrap=True, overflow="ellipsis")
+        label.append(f"turn {number}", style="bold")
+        summary = " ".join(query.split())
+        if summary:
+            label.append(f" · {summary}", style="italic")
+        super().__init__(label, classes="trace-turn", markup=False)
+        self.number = number
+
+
 class ToolTrace(VerticalScroll):
-    """Every tool call of the session; running ones show their elapsed time.
+    """Every tool call of the session under a header per user turn; running ones show their elapsed time.
 
     Keeps at most :attr:`max_live` call widgets mounted (records are kept; the
-    transcript and the chat's tool lines have every call).
+    transcript and the chat's tool lines have every call). A new call always
+    scrolls into view, even when the user expanded an earlier one.
     """
 
     max_live: int = 20
@@ -136,6 +178,8 @@ class ToolTrace(VerticalScroll):
         self._clock = clock
         self.records: dict[str, CallRecord] = {}
         self._views: dict[str, ToolCallView] = {}
+        self._turn = (0, "")
+        self._headers: dict[int, TurnHeader] = {}
 
     def on_mount(self) -> None:
         self.border_title = "Trace"
@@ -143,20 +187,29 @@ class ToolTrace(VerticalScroll):
         self.set_interval(0.5, self.refresh_running, name="trace-tick")
 
     def refresh_running(self) -> None:
-        """Redraw running calls (their elapsed time)."""
+        """Redraw running and waiting calls (their elapsed time)."""
         for view in self._views.values():
-            if view.record.status == "running":
+            if not view.record.finished:
                 view.refresh()
+
+    def begin_turn(self, number: int, query: str) -> None:
+        """Calls from now on belong to user turn ``number`` (its header appears with its first call)."""
+        self._turn = (number, query)
 
     async def _view_for(self, call: ToolCall, status: str) -> ToolCallView:
         view = self._views.get(call.id)
         if view is None:
-            record = CallRecord(call=call, status=status, started=self._clock())
+            number, query = self._turn
+            record = CallRecord(call=call, status=status, started=self._clock(), turn=number)
             self.records[call.id] = record
             view = ToolCallView(record, self._clock)
             self._views[call.id] = view
+            if number and number not in self._headers:
+                header = self._headers[number] = TurnHeader(number, query)
+                await self.mount(header)
             await self.mount(view)
             await self._prune()
+            self.scroll_end(animate=False)  # also re-anchors after the user scrolled to an expanded call
         return view
 
     async def _prune(self) -> None:
@@ -165,12 +218,17 @@ class ToolTrace(VerticalScroll):
             return
         for call_id in list(self._views)[:excess]:
             await self._views.pop(call_id).remove()
+        live_turns = {view.record.turn for view in self._views.values()}
+        for number in [n for n in self._headers if n not in live_turns]:
+            await self._headers.pop(number).remove()
 
     async def pending(self, call: ToolCall) -> None:
-        """A call waits for the user's approval."""
+        """A call waits for the user's approval (from now: the wait is measured apart)."""
         view = await self._view_for(call, "pending")
-        if not view.record.finished:
-            view.record.status = "pending"
+        record = view.record
+        if not record.finished and record.status != "pending":
+            record.status = "pending"
+            record.asked_at = self._clock()
             view.refresh()
 
     async def started(self, call: ToolCall) -> None:
@@ -180,18 +238,29 @@ class ToolTrace(VerticalScroll):
         view.record.started = self._clock()
         view.refresh()
 
-    async def finished(self, call: ToolCall, status: str, result: str, duration: float, metadata: dict[str, Any] | None = None) -> None:
-        """A call ended."""
+    async def finished(
+        self, call: ToolCall, status: str, result: str, duration: float, metadata: dict[str, Any] | None = None, *, waited: float = 0.0
+    ) -> None:
+        """A call ended: ``duration`` is the time it ran, ``waited`` the time it waited for approval."""
         view = await self._view_for(call, status)
         record = view.record
         record.status, record.result, record.duration = status, result, duration
+        if waited:
+            record.waited = waited
         record.metadata = dict(metadata or {})
         view.refresh(layout=True)
 
-    async def approval(self, call: ToolCall, decision: str, automatic: bool) -> None:
-        """Record the approval decision on a call."""
+    async def approval(self, call: ToolCall, decision: str, automatic: bool, waited: float | None = None) -> None:
+        """The decision on a call: allowed calls run from this moment, denied ones are done."""
         view = await self._view_for(call, "pending")
-        view.record.decision = decision + (" (by approval mode)" if automatic else "")
+        record = view.record
+        record.decision, record.automatic = decision, automatic
+        if not automatic:
+            now = self._clock()
+            record.waited = waited if waited is not None else (now - record.asked_at if record.asked_at is not None else None)
+            if not record.finished:
+                record.status = "denied" if decision == "deny" else "running"
+                record.started = now
         view.refresh(layout=True)
 
     def interrupt_running(self) -> None:
@@ -207,6 +276,8 @@ class ToolTrace(VerticalScroll):
         await self.remove_children()
         self.records.clear()
         self._views.clear()
+        self._headers.clear()
+        self._turn = (0, "")
 
     def focus_last(self) -> bool:
         """Focus the newest call; False when there is none."""
