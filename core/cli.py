@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context-window", type=int, metavar="TOKENS", help="context window in tokens")
     parser.add_argument("--approval-mode", choices=("ask", "allow", "deny"), help="what to do with tool calls that change things")
     parser.add_argument("--aider-model", help="model aider uses, in aider's naming")
+    parser.add_argument("--thinking", metavar="BUDGET", help="Anthropic extended thinking: off, or a token budget (at least 1024)")
     parser.add_argument("-y", "--yes", action="store_true", help="approve every tool call (headless)")
     parser.add_argument("-C", "--project", metavar="DIR", help="project directory (default: the current directory)")
     parser.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="continue the most recent session of this project")
@@ -61,6 +62,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "aider_model": args.aider_model,
         "mcp_config": args.mcp_config,
         "mcp_enabled": False if args.no_mcp else None,
+        "thinking": args.thinking,
     }
     if args.project:
         overrides["project_root"] = args.project

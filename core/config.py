@@ -55,6 +55,7 @@ ENV_VARS: dict[str, str] = {
     "max_turn_cost": "ASSISTANT_TUI_MAX_TURN_COST",
     "max_session_tokens": "ASSISTANT_TUI_MAX_SESSION_TOKENS",
     "max_turn_tokens": "ASSISTANT_TUI_MAX_TURN_TOKENS",
+    "thinking": "ASSISTANT_TUI_THINKING",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "anthropic_base_url": "ANTHROPIC_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
@@ -126,6 +127,8 @@ class Settings:
     """Budget of one user turn in tokens; 0 means none."""
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     """Price overrides, config file only: ``[prices."model"]`` with ``input``, ``output``, ``cache_write``, ``cache_read`` ($/Mtok)."""
+    thinking: str = "off"
+    """Anthropic extended thinking: ``off`` or a token budget (at least 1024)."""
     anthropic_api_key: str = field(default="", repr=False)
     anthropic_base_url: str = ""
     openai_api_key: str = field(default="", repr=False)
@@ -139,6 +142,11 @@ class Settings:
     def model_name(self) -> str:
         """The chat model, defaulted per provider."""
         return self.model or DEFAULT_MODELS[self.provider]
+
+    @property
+    def thinking_budget(self) -> int:
+        """The extended-thinking budget in tokens; 0 when thinking is off."""
+        return 0 if self.thinking in ("", "off", "0") else int(self.thinking)
 
     @property
     def api_key(self) -> str:
@@ -195,6 +203,13 @@ def _coerce(name: str, raw: Any) -> Any:
         raise ConfigError(f"provider must be 'anthropic' or 'openai', got {value!r}")
     if name == "cache_ttl" and value not in {"5m", "1h"}:
         raise ConfigError(f"cache_ttl must be '5m' or '1h', got {value!r}")
+    if name == "thinking":
+        value = value.lower() or "off"
+        if value in {"off", "0", "false", "no"}:
+            return "off"
+        if not value.isdigit() or int(value) < 1024:
+            raise ConfigError(f"thinking must be 'off' or a token budget of at least 1024, got {raw!r}")
+        return str(int(value))
     if name == "approval_mode" and value not in {"ask", "allow", "deny"}:
         raise ConfigError(f"approval_mode must be 'ask', 'allow' or 'deny', got {value!r}")
     return value

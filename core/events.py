@@ -49,7 +49,16 @@ class AssistantMessage:
 
     ``interrupted`` marks a partial message (cancelled, or the stream ended before the
     provider said it was complete). ``stop_reason`` is the provider's own, normalised:
-    ``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``, ... (empty when unknown).
+    ``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``, ``content_filter``, ...
+    (empty when unknown), or ``incomplete`` for an interrupted message whose stream
+    closed before the provider said it was complete (the turn then fails with reason
+    ``incomplete_response``). After ``max_tokens`` the last tool call of the message was
+    cut short: it is not run (its ToolCallFinished has ``metadata["not_run"]``).
+
+    ``thinking`` holds the message's reasoning blocks exactly as the provider sent
+    them (Anthropic ``{"type": "thinking", "thinking", "signature"}`` and
+    ``{"type": "redacted_thinking", "data"}``; OpenAI-compatible
+    ``{"type": "reasoning", "field", "text"}``), already streamed as ThinkingDelta.
     """
 
     kind: Literal["assistant_message"] = "assistant_message"
@@ -60,6 +69,7 @@ class AssistantMessage:
     stop_reason: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
     """The provider's usage of this response (``core.usage.Usage`` fields, plus ``model`` and ``turn``)."""
+    thinking: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,7 +167,14 @@ class TurnCompleted:
 
 @dataclass(frozen=True, kw_only=True)
 class TurnFailed:
-    """The turn ended without an answer: ``reason`` is e.g. ``llm_error``, ``resource_exhaustion``."""
+    """The turn ended without an answer.
+
+    ``reason`` is e.g. ``llm_error``, ``resource_exhaustion``, or ``incomplete_response``
+    (the stream closed before the provider said the answer was complete; ``message``
+    says how many characters arrived). ``result["metadata"]["retracted"]`` is True when
+    nothing was answered and the user's message was taken back out of the history, so
+    that sending the same text again makes exactly the request a first send would have.
+    """
 
     kind: Literal["turn_failed"] = "turn_failed"
     reason: str

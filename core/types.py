@@ -94,6 +94,10 @@ class Message(TypedDict, total=False):
     ``tool_calls`` (SPEC shape) and ``interrupted``; tool messages carry
     ``tool_call_id``, ``name`` and ``is_error``. User messages may carry ``context_parts``
     and their rendered ``context`` (:mod:`core.turn_context`), sent before the content.
+    An assistant message may also carry
+    ``stop_reason`` (normalised, e.g. ``max_tokens``; ``incomplete`` when the stream
+    ended before the provider said it was complete) and ``thinking``: the reasoning
+    blocks exactly as the provider sent them, to be sent back where it requires them.
     """
 
     role: str
@@ -106,6 +110,8 @@ class Message(TypedDict, total=False):
     interrupted: bool
     context_parts: list[dict[str, Any]]
     context: str
+    stop_reason: str
+    thinking: list[dict[str, Any]]
 
 
 def now() -> float:

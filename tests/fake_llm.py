@@ -17,6 +17,16 @@ Scripted items:
 * :class:`Drop` - the connection is closed after some chunks (mid tool-call JSON too).
 * :class:`Stall` - headers (and optionally some chunks) are sent, then silence.
 * :class:`Garbage` - a malformed SSE event (not JSON) in the middle of a reply.
+* :class:`CleanClose` - a well-formed but unfinished SSE body (``Connection: close``, no
+  length, no chunked encoding) whose socket is then closed cleanly: to the client the
+  body simply ends, as when a proxy or local server gives up mid-answer.
+* :class:`Raw` - recorded bytes replayed exactly as given (the wire-compatibility suite).
+
+``Reply(thinking=...)`` (Anthropic) streams a thinking block with a signature first,
+``Reply(redacted=...)`` redacted_thinking blocks, ``Reply(reasoning=...)`` (OpenAI side)
+``reasoning_content`` deltas. Like the real APIs, the server then answers 400 to a later
+request whose assistant message of that tool-use turn lost or altered them
+(:attr:`FakeLLM.issued_thinking`).
 
 ``Reply(split_bytes=N)`` sends the reply's SSE bytes in pieces of ``N`` bytes, so
 multi-byte UTF-8 characters arrive split across reads.
@@ -71,6 +81,14 @@ class Reply:
     """OpenAI side: leave out the final ``data: [DONE]``."""
     split_bytes: int | None = None
     """Send the SSE stream in pieces of this many bytes (cutting UTF-8 characters), each flushed apart."""
+    thinking: str = ""
+    """Anthropic: a thinking block (with a signature) before the text."""
+    redacted: tuple[str, ...] = ()
+    """Anthropic: redacted_thinking blocks (their opaque ``data``) after the thinking block."""
+    reasoning: str = ""
+    """OpenAI side: ``reasoning_content`` deltas before the text (DeepSeek, vLLM, Qwen)."""
+    refusal: str = ""
+    """OpenAI side: ``refusal`` deltas instead of text."""
 
 
 @dataclass
@@ -119,7 +137,36 @@ class Garbage:
     line: bytes = b"data: {this is not json\n\n"
 
 
-Scripted = Reply | HTTPError | StreamError | Drop | Stall | Garbage
+@dataclass
+class CleanClose:
+    """Send the first ``after_events`` SSE events of ``reply`` with ``Connection: close`` framing, then close.
+
+    No content-length and no chunked encoding: the body ends when the socket closes,
+    and it closes cleanly (no reset), so the HTTP client sees a normal end of body.
+    """
+
+    reply: Reply
+    after_events: int | None = None
+    drop_last: int = 0
+    """With ``after_events`` None: send every event but the last ``drop_last``."""
+
+
+@dataclass
+class Raw:
+    """Bytes replayed exactly as given: a recorded response body.
+
+    ``framing``: ``close`` (``Connection: close``, body ends with the socket),
+    ``chunked`` (one HTTP chunk per ``split`` bytes, or the whole body) or ``length``.
+    """
+
+    body: bytes
+    status: int = 200
+    content_type: str = "text/event-stream"
+    framing: str = "chunked"
+    split: int | None = None
+
+
+Scripted = Reply | HTTPError | StreamError | Drop | Stall | Garbage | CleanClose | Raw
 
 
 @dataclass
@@ -236,6 +283,11 @@ class FakeLLM:
         without it such replies report the request's size (bytes / 4) as input, uncached."""
         self.nodelay = True
         """Set TCP_NODELAY on connections: without it each streamed response waits ~40 ms for a delayed ACK."""
+        self.issued_thinking: dict[str, list[dict[str, Any]]] = {}
+        """Reasoning the server sent, by the id of a tool call of the same message: Anthropic thinking
+        blocks, or ``[{"reasoning_content": text}]`` on the OpenAI side. Requests must send it back unchanged."""
+        self.rejected: list[str] = []
+        """Why requests were answered 400 for lost or altered reasoning."""
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> "FakeLLM":
@@ -381,6 +433,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         request = Request(api=api, path=path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
         item = self.server_fake._next(request)
+        problem = _reasoning_problem(api, body, self.server_fake.issued_thinking)
+        if problem:
+            self.server_fake.rejected.append(problem)
+            item = HTTPError(400, problem, "invalid_request_error")
         try:
             self._respond(api, body, item)
         except (BrokenPipeError, ConnectionResetError):
@@ -445,6 +501,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.server_fake._stop_event.wait(item.seconds)
             self._abort()
             return
+        if isinstance(item, CleanClose):
+            events = list(self._events(api, model, item.reply, body))
+            end = item.after_events if item.after_events is not None else len(events) - item.drop_last
+            self._send_close_framed(b"".join(events[:end]))
+            return
+        if isinstance(item, Raw):
+            self._send_raw(item)
+            return
         if isinstance(item, Garbage):
             events = list(self._events(api, model, item.reply, body))
             self._start_sse()
@@ -480,6 +544,40 @@ class _Handler(BaseHTTPRequestHandler):
         self._start_sse()
         for start in range(0, len(data), size):
             self._write_chunk(data[start : start + size])
+        self._end_chunks()
+
+    def _send_close_framed(self, data: bytes, status: int = 200, content_type: str = "text/event-stream") -> None:
+        """``data`` as a body delimited by the connection closing, then a clean close (FIN, no reset)."""
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def _send_raw(self, item: Raw) -> None:
+        if item.framing == "close":
+            self._send_close_framed(item.body, item.status, item.content_type)
+            return
+        self.send_response(item.status)
+        self.send_header("content-type", item.content_type)
+        if item.framing == "length":
+            self.send_header("content-length", str(len(item.body)))
+            self.end_headers()
+            self.wfile.write(item.body)
+            self.wfile.flush()
+            return
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        size = item.split or max(1, len(item.body))
+        for start in range(0, len(item.body), size):
+            self._write_chunk(item.body[start : start + size])
         self._end_chunks()
 
     def _send_error(self, api: str, item: HTTPError) -> None:
@@ -569,15 +667,33 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
         index = 0
+        issued: list[dict[str, Any]] = []
+        if reply.thinking:
+            signature = f"sig-{self.server_fake.next_id('think')}-" + "A" * 40
+            issued.append({"type": "thinking", "thinking": reply.thinking, "signature": signature})
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            for piece in _chunks(reply.thinking, reply.chunk):
+                yield _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": piece}})
+            yield _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": signature}})
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+            index += 1
+        for data in reply.redacted:
+            issued.append({"type": "redacted_thinking", "data": data})
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "redacted_thinking", "data": data}})
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+            index += 1
+        for tid in ids:
+            if issued:
+                self.server_fake.issued_thinking[tid] = issued
         if reply.text:
-            yield _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
             for piece in _chunks(reply.text, reply.chunk):
                 yield _sse(
                     "content_block_delta",
-                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
                 )
-            yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
-            index = 1
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+            index += 1
         else:
             yield _sse("ping", {"type": "ping"})
         for tool, tid in zip(reply.tools, ids):
@@ -621,6 +737,13 @@ class _Handler(BaseHTTPRequestHandler):
             )
 
         yield chunk({"role": "assistant", "content": ""})
+        for piece in _chunks(reply.reasoning, reply.chunk):
+            yield chunk({"reasoning_content": piece})
+        if reply.reasoning:
+            for tid in ids:
+                self.server_fake.issued_thinking[tid] = [{"reasoning_content": reply.reasoning}]
+        for piece in _chunks(reply.refusal, reply.chunk):
+            yield chunk({"refusal": piece})
         for piece in _chunks(reply.text, reply.chunk):
             yield chunk({"content": piece})
         for n, (tool, tid) in enumerate(zip(reply.tools, ids)):
@@ -644,3 +767,41 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if not reply.omit_done:
             yield _sse(None, "[DONE]")
+
+
+def _reasoning_problem(api: str, body: dict[str, Any], issued: dict[str, list[dict[str, Any]]]) -> str:
+    """Why the request must be rejected for reasoning it lost or altered, or ``""``.
+
+    Anthropic (docs: extended thinking with tool use): the assistant message of a tool-use
+    turn must start with its thinking blocks exactly as sent. DeepSeek (docs: thinking mode,
+    tool calls): an assistant message with tool calls in the current turn must carry its
+    ``reasoning_content`` back. Wording modelled on their 400 answers.
+    """
+    if not issued:
+        return ""
+    messages = body.get("messages") or []
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user" and not _is_tool_result(m)), default=-1)
+    for position, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        if api == "anthropic":
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            ids = [b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+            expected = next((issued[i] for i in ids if i in issued), None)
+            if expected is not None and blocks[: len(expected)] != expected:
+                return (
+                    f"messages.{position}.content.0: thinking blocks in the latest assistant message cannot be modified. "
+                    "These blocks must remain as they were in the original response."
+                )
+        else:
+            ids = [c.get("id") for c in message.get("tool_calls") or []]
+            expected = next((issued[i] for i in ids if i in issued), None)
+            if expected is not None and position > last_user and message.get("reasoning_content") != expected[0]["reasoning_content"]:
+                return f"Missing `reasoning_content` field in the assistant message at message index {position}"
+    return ""
+
+
+def _is_tool_result(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)

@@ -27,7 +27,7 @@ from core.handlers.spending import SpendingMixin
 from core.handlers.validation import validate_arguments
 from core.plan import parse_plan
 from core.turn_context import attach
-from core.providers.base import ProviderError, ResponseComplete, TextChunk, ToolCallReady
+from core.providers.base import ProviderError, ResponseComplete, TextChunk, ThinkingChunk, ToolCallReady
 from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
 from core.types import (
     ApprovalRequest,
@@ -46,7 +46,8 @@ When you refer to code, cite the file paths. Be precise; do not guess at file co
 To find files, use executeFilePathCommand with a read-only command such as `find`, `git ls-files` or `grep -rl`.
 For edits, use aiderAutomatic for straightforward changes and aiderInteractive for complex edits that need the user.
 A message that starts with /aider asks for an edit with aider: choose between the aider tools.
-When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>."""
+When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>.
+A message that is just /continue means your previous answer was cut off: go on exactly where it stopped, without repeating it."""
 
 BUDGET_HINT = (
     "To go on, type /budget for a fresh session allowance (or raise --max-cost / max_cost) and send your message again; "
@@ -54,6 +55,12 @@ BUDGET_HINT = (
 )
 
 INTERRUPTED_RESULT = "interrupted: the user cancelled the turn before this tool finished"
+CUT_CALL_RESULT = (
+    "Not run: your answer reached the output limit (max_tokens) while this call was being written, "
+    "so its arguments may be incomplete. Call it again, with shorter arguments or in smaller steps."
+)
+ABANDONED_STOPS = frozenset({"max_tokens"})
+"""Stop reasons after which the last tool call of the response may have been cut short."""
 
 @dataclass
 class _Turn:
@@ -62,6 +69,7 @@ class _Turn:
     query: str
     started: float = field(default_factory=time.monotonic)
     partial: list[str] = field(default_factory=list)
+    user_message: dict[str, Any] | None = None
     unanswered: list[ToolCall] = field(default_factory=list)
     finished: bool = False
     events: asyncio.Queue[ev.Event] = field(default_factory=asyncio.Queue)
@@ -161,7 +169,7 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         self._turn_started_at = turn.started
         self.tool_calls_this_turn = 0
         mode, text = split_mode(query)
-        message = self.add_message("user", query)
+        message = turn.user_message = self.add_message("user", query)
         self.user_turns += 1
         try:
             relevant = await asyncio.to_thread(self._get_relevant_files, text)
@@ -184,6 +192,7 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         turns_this_query = 0
         warned = False
         final_text = ""
+        final_stop = ""
         while True:
             heuristic = self.estimate_tokens(system_prompt, tools) if self.last_usage is None else 0
             estimate, self.context_estimated = self.context_figure(heuristic)
@@ -232,6 +241,8 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                         if isinstance(item, TextChunk):
                             turn.partial.append(item.text)
                             yield ev.TextDelta(text=item.text)
+                        elif isinstance(item, ThinkingChunk):
+                            yield ev.ThinkingDelta(text=item.text)
                         elif isinstance(item, ToolCallReady) and item.error:
                             invalid[item.call.id] = item.error
                         elif isinstance(item, ResponseComplete):
@@ -248,27 +259,47 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                         await asyncio.sleep(delay)
                         continue
                     partial = "".join(turn.partial)
+                    incomplete = exc.kind == "incomplete"
                     if partial:
-                        self.add_message("assistant", partial, interrupted=True)
-                        yield ev.AssistantMessage(content=partial, interrupted=True)
+                        extra = {"stop_reason": "incomplete"} if incomplete else {}
+                        self.add_message("assistant", partial, interrupted=True, **extra)
+                        yield ev.AssistantMessage(content=partial, interrupted=True, stop_reason=extra.get("stop_reason", ""))
                     turn.partial = []
-                    yield self._fail("llm_error", shown, relevant, error_kind=exc.kind, status=exc.status)
+                    if incomplete:
+                        shown = (
+                            f"The connection closed before the answer finished; {len(partial):,} characters arrived; "
+                            "send again to retry."
+                        )
+                        yield self._fail("incomplete_response", shown, relevant, error_kind=exc.kind, characters=len(partial))
+                    else:
+                        yield self._fail("llm_error", shown, relevant, error_kind=exc.kind, status=exc.status)
                     return
             turn.partial = []
             turns_this_query += 1
             self.turn_count += 1
             calls = list(complete.tool_calls)
             usage = self.record_usage(complete.usage, len(self.conversation_history))
-            self.add_message("assistant", complete.content, tool_calls=[c.as_dict() for c in calls])
+            extra: dict[str, Any] = {}
+            if complete.stop_reason not in ("", "end_turn", "tool_use"):
+                extra["stop_reason"] = complete.stop_reason
+            if complete.thinking:
+                extra["thinking"] = [dict(block) for block in complete.thinking]
+            self.add_message("assistant", complete.content, tool_calls=[c.as_dict() for c in calls], **extra)
             turn.unanswered = list(calls)
             yield ev.AssistantMessage(
-                content=complete.content, tool_calls=tuple(calls), final=not calls, usage={"model": self.model_name, "turn": self.user_turns, **usage.as_dict()}
+                content=complete.content,
+                tool_calls=tuple(calls),
+                final=not calls,
+                stop_reason=complete.stop_reason,
+                thinking=complete.thinking,
+                usage={"model": self.model_name, "turn": self.user_turns, **usage.as_dict()},
             )
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
             if not calls:
                 final_text = complete.content
+                final_stop = complete.stop_reason
                 break
-
+            cut = calls.pop() if complete.stop_reason in ABANDONED_STOPS else None
             guard_tripped = False
             for call in calls:
                 if self.tool_calls_this_turn >= self.config.max_tool_calls:
@@ -284,6 +315,11 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                 self.total_tool_calls += 1
                 async for event in self._run_call(turn, call, invalid.get(call.id)):
                     yield event
+            if cut is not None:
+                # The output limit struck while this call was written: it never runs, and the model is told.
+                result = error_result(CUT_CALL_RESULT, reason=complete.stop_reason, not_run=True)
+                self._answer(turn, cut, result)
+                yield ev.ToolCallFinished(call=cut, status="error", result=result["content"], duration=0.0, metadata=result["metadata"])
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
             if guard_tripped:
                 yield self._fail(
@@ -300,6 +336,8 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
             "relevant_files": relevant,
             "resource_metrics": self.get_resource_metrics(),
         }
+        if final_stop not in ("", "end_turn"):
+            metadata["stop_reason"] = final_stop
         if mode == "plan":
             metadata["template"] = "plan"
             metadata["plan_steps"] = parse_plan(final_text)
@@ -421,8 +459,21 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         log.info("turn interrupted after %d chars and %d unanswered tool calls", len(partial), len(turn.unanswered))
 
     def _fail(self, reason: str, message: str, relevant: list[str], **details: Any) -> ev.TurnFailed:
-        if self._turn is not None:
-            self._turn.finished = True
+        """End the turn with a failure.
+
+        A turn that failed before any answer takes its user message back out of the
+        history (``metadata["retracted"]``): the UI puts the text back in the prompt, and
+        sending it again then makes exactly the request a first send would have made.
+        """
+        turn = self._turn
+        if turn is not None:
+            turn.finished = True
+            history = self.conversation_history
+            if history and turn.user_message is not None and history[-1] is turn.user_message:
+                history.pop()
+                self.user_turns -= 1  # nothing was answered or spent: the resend is this turn again
+                self.conversation_files.rebuild(history)  # its file copies left with it: a resend carries them again
+                details["retracted"] = True
         metadata = {
             "reason": reason,
             "subtask_id": self.active_subtask_id,

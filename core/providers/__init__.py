@@ -23,4 +23,10 @@ def create_provider(settings: "Settings") -> "ProviderAdapter":
         return OpenAICompatibleProvider(settings.model_name, **common)
     from core.providers.anthropic import ClaudeProvider
 
-    return ClaudeProvider(settings.model_name, prompt_cache=settings.prompt_cache, cache_ttl=settings.cache_ttl, **common)
+    return ClaudeProvider(
+        settings.model_name,
+        prompt_cache=settings.prompt_cache,
+        cache_ttl=settings.cache_ttl,
+        thinking_budget=settings.thinking_budget,
+        **common,
+    )

@@ -12,13 +12,17 @@ from core.providers.base import (
     ResponseComplete,
     StreamItem,
     TextChunk,
+    ThinkingChunk,
     ToolCallReady,
     ToolSpec,
     canonical_tools,
     generic_extract,
+    interrupted_note,
     is_transport_error,
     retry_after_seconds,
+    classify_stream_error,
     neutral_tool_spec,
+    normalise_stop_reason,
     result_text,
 )
 from core.providers.anthropic_cache import add_breakpoints
@@ -41,11 +45,15 @@ class ClaudeProvider(SDKProvider):
     name = "anthropic"
     default_max_tokens = DEFAULT_MAX_TOKENS
 
-    def __init__(self, model: str = "claude-sonnet-4-5", *, prompt_cache: bool = True, cache_ttl: str = "5m", **options: Any) -> None:
+    def __init__(
+        self, model: str = "claude-sonnet-4-5", *, prompt_cache: bool = True, cache_ttl: str = "5m", thinking_budget: int = 0, **options: Any
+    ) -> None:
         super().__init__(model, **options)
         self.prompt_cache = prompt_cache
         """Mark cache breakpoints (:mod:`core.providers.anthropic_cache`) on every request."""
         self.cache_ttl = cache_ttl
+        self.thinking_budget = thinking_budget
+        """Extended thinking's token budget; 0 leaves thinking off."""
 
     def _make_client(self) -> Any:
         import anthropic
@@ -89,10 +97,10 @@ class ClaudeProvider(SDKProvider):
                 context = message.get("context") or ""
                 push("user", ([{"type": "text", "text": context}] if context else []) + [{"type": "text", "text": content or "(empty)"}])
             elif role == "assistant":
-                blocks: list[dict[str, Any]] = []
+                blocks: list[dict[str, Any]] = [dict(b) for b in message.get("thinking") or [] if b.get("type") in _THINKING_TYPES]
                 text = content
                 if message.get("interrupted"):
-                    text = (text + "\n\n[interrupted by the user]").strip()
+                    text = (text + "\n\n" + interrupted_note(message)).strip()
                 if text:
                     blocks.append({"type": "text", "text": text})
                 for call in message.get("tool_calls") or []:
@@ -114,6 +122,11 @@ class ClaudeProvider(SDKProvider):
             "max_tokens": self.max_tokens,
             "messages": self.convert_messages(messages),
         }
+        if self.thinking_budget:
+            # The API wants max_tokens above the thinking budget (docs: extended thinking, max tokens).
+            request["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+            if (self.max_tokens or 0) <= self.thinking_budget:
+                request["max_tokens"] = self.thinking_budget + DEFAULT_MAX_TOKENS
         if system_prompt:
             request["system"] = system_prompt
         if tools:
@@ -133,29 +146,54 @@ class ClaudeProvider(SDKProvider):
     async def stream_message(
         self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[StreamItem]:
-        """Stream one response: text deltas, each complete tool call, then ResponseComplete."""
+        """Stream one response: text and thinking deltas, each complete tool call, then ResponseComplete.
+
+        The response is complete only after a ``message_stop`` with a ``stop_reason``. The
+        SDK's stream helper ends quietly when the body ends early (a proxy or server that
+        closes a ``Connection: close`` response), and ``get_final_message()`` then returns
+        the partial snapshot with ``stop_reason`` None; that raises an ``incomplete``
+        ProviderError here, carrying the text that arrived.
+        """
         text: list[str] = []
         calls: list[ToolCall] = []
+        stopped = False
+        final: Any = None
         try:
             async with (await self.ready_client()).messages.stream(**self._request(messages, system_prompt, tools)) as stream:
                 async for event in stream:
-                    if event.type == "text":
+                    kind = event.type
+                    if kind == "text":
                         text.append(event.text)
                         yield TextChunk(text=event.text)
-                    elif event.type == "content_block_stop" and event.content_block.type == "tool_use":
+                    elif kind == "thinking":
+                        yield ThinkingChunk(text=event.thinking)
+                    elif kind == "content_block_stop" and getattr(event.content_block, "type", "") == "tool_use":
                         block = event.content_block
                         call = ToolCall(id=block.id, name=block.name, parameters=dict(block.input or {}))
                         calls.append(call)
                         yield ToolCallReady(call=call)
-                final = await stream.get_final_message()
+                    elif kind == "message_stop":
+                        stopped = True
+                if stopped:
+                    final = await stream.get_final_message()
         except ProviderError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
             error = classify_error(exc)
             error.partial = "".join(text)
             raise error from exc
+        if final is None or not final.stop_reason:
+            raise ProviderError(
+                "incomplete", "The connection to Anthropic closed before the answer finished", retryable=True, partial="".join(text)
+            )
         usage = anthropic_usage(final.usage).as_dict()
-        yield ResponseComplete(content="".join(text), tool_calls=tuple(calls), stop_reason=final.stop_reason or "", usage=usage)
+        yield ResponseComplete(
+            content="".join(text),
+            tool_calls=tuple(calls),
+            stop_reason=normalise_stop_reason(final.stop_reason),
+            usage=usage,
+            thinking=tuple(_thinking_blocks(final.content)),
+        )
 
     def extract_tool_calls(self, response: Any) -> dict[str, Any]:
         """SPEC shape from an Anthropic ``Message`` (object or dict), a string, or anything else."""
@@ -174,6 +212,21 @@ class ClaudeProvider(SDKProvider):
                 calls.append({"id": get("id"), "name": get("name"), "parameters": dict(get("input") or {})})
         stop = getattr(response, "stop_reason", None) or (response.get("stop_reason") if isinstance(response, dict) else None)
         return {"content": "".join(texts), "tool_calls": calls, "awaiting_tool_response": stop == "tool_use"}
+
+
+_THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def _thinking_blocks(content: Any) -> list[dict[str, Any]]:
+    """The thinking and redacted_thinking blocks of a final message, exactly as received."""
+    blocks: list[dict[str, Any]] = []
+    for block in content or []:
+        kind = getattr(block, "type", "")
+        if kind == "thinking":
+            blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
+        elif kind == "redacted_thinking":
+            blocks.append({"type": "redacted_thinking", "data": block.data})
+    return blocks
 
 
 def _env_key() -> str | None:
@@ -210,8 +263,10 @@ def _classify_status(exc: Any) -> ProviderError:
     error = body.get("error") if isinstance(body.get("error"), dict) else body
     etype = (error or {}).get("type", "")
     message = (error or {}).get("message") or str(exc)
-    # An SSE error event arrives on an HTTP 200 response: report no status for it.
-    shown = status if status != 200 else None
+    if status == 200:
+        # An SSE error event inside a 200 stream: classified by what it says.
+        return classify_stream_error("Anthropic", etype, "", (error or {}).get("message") or "")
+    shown = status
     if etype == "overloaded_error" or status == 529:
         return ProviderError("overloaded", f"Anthropic is overloaded: {message}", status=shown, retryable=True)
     if etype == "rate_limit_error" or status == 429:

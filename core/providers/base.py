@@ -26,6 +26,14 @@ class TextChunk:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThinkingChunk:
+    """A fragment of the model's visible reasoning as it arrives (shown, never part of the answer)."""
+
+    kind: Literal["thinking"] = "thinking"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolCallReady:
     """A tool call whose arguments are complete (never a partial one)."""
 
@@ -37,18 +45,51 @@ class ToolCallReady:
 
 @dataclass(frozen=True, kw_only=True)
 class ResponseComplete:
-    """The end of one model response."""
+    """The end of one model response: only yielded when the provider said the response was complete.
+
+    ``stop_reason`` is normalised to one vocabulary (:data:`STOP_REASONS`): OpenAI's
+    ``stop`` is ``end_turn``, ``tool_calls`` is ``tool_use``, ``length`` is ``max_tokens``.
+    ``thinking`` holds the reasoning blocks to keep in history, as received
+    (Anthropic ``thinking`` with its ``signature`` and ``redacted_thinking``; an
+    OpenAI-compatible server's ``reasoning_content`` as ``{"type": "reasoning", "field", "text"}``).
+    """
 
     kind: Literal["complete"] = "complete"
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     stop_reason: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    thinking: tuple[dict[str, Any], ...] = ()
 
 
-StreamItem = Union[TextChunk, ToolCallReady, ResponseComplete]
+StreamItem = Union[TextChunk, ThinkingChunk, ToolCallReady, ResponseComplete]
 
-ErrorKind = Literal["rate_limit", "overloaded", "auth", "bad_request", "too_large", "network", "timeout", "server", "not_found"]
+STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "content_filter", "pause_turn")
+"""Normalised stop reasons; any other reason a provider gives is carried through as it came."""
+
+_OPENAI_FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
+
+
+def normalise_stop_reason(reason: str | None) -> str:
+    """A provider's stop or finish reason in the vocabulary of :data:`STOP_REASONS`."""
+    return _OPENAI_FINISH.get(reason or "", reason or "")
+
+
+ErrorKind = Literal[
+    "rate_limit",
+    "overloaded",
+    "auth",
+    "bad_request",
+    "too_large",
+    "network",
+    "timeout",
+    "server",
+    "not_found",
+    "incomplete",
+    "context_limit",
+    "content_filter",
+    "tool_rejected",
+]
 
 _HINTS: dict[str, str] = {
     "rate_limit": "The provider is rate-limiting requests; wait a moment and send again.",
@@ -60,7 +101,55 @@ _HINTS: dict[str, str] = {
     "timeout": "The provider stopped responding; send again.",
     "server": "The provider had an internal error; try again.",
     "not_found": "The model or endpoint was not found; check the model name and base URL.",
+    "incomplete": "Send again to retry.",
+    "context_limit": "The conversation is too long for the model; drop files from the context or /reset.",
+    "content_filter": "The provider's content filter stopped the answer; rephrase the request.",
+    "tool_rejected": "The provider rejected a tool call in the conversation; send again, or /reset if it repeats.",
 }
+
+# What an error inside a 200 stream says, by the words providers use for it (type, code or message),
+# checked in order. SOURCE: Anthropic error types (docs.anthropic.com/en/api/errors), OpenAI error
+# codes (platform.openai.com/docs/guides/error-codes), and the texts vLLM, Ollama and llama.cpp send.
+_STREAM_ERROR_WORDS: tuple[tuple[ErrorKind, tuple[str, ...]], ...] = (
+    ("overloaded", ("overloaded", "server is busy", "capacity", "unavailable")),
+    ("rate_limit", ("rate_limit", "rate limit", "too many requests", "quota")),
+    ("context_limit", ("context_length", "context length", "context window", "prompt is too long", "too many tokens", "maximum context", "exceeds the limit", "token limit")),
+    ("content_filter", ("content_filter", "content filter", "content management", "content_policy", "safety")),
+    ("auth", ("authentication", "permission", "api key", "unauthorized")),
+    ("tool_rejected", ("tool_use", "tool_result", "tool call", "tool_call", "function call", "function_call", "tool_choice")),
+    ("bad_request", ("invalid_request", "invalid request", "bad request", "invalid")),
+    ("server", ("api_error", "server_error", "internal", "timeout")),
+)
+_RETRYABLE_KINDS = frozenset({"overloaded", "rate_limit", "server"})
+
+
+def classify_stream_error(provider: str, etype: str, code: str, message: str) -> ProviderError:
+    """An error that arrived inside an HTTP 200 stream, classified by what it says.
+
+    Retryable only when retrying can help (overload, rate limit, a server fault);
+    a rejected request, a token limit or a content filter fails at once.
+    """
+    said = " ".join(str(part) for part in (etype, code, message) if part).lower()
+    kind: ErrorKind = "server"
+    for candidate, words in _STREAM_ERROR_WORDS:
+        if any(word in said for word in words):
+            kind = candidate
+            break
+    else:
+        text = f"{provider} reported an error in the stream: {message or etype or code or 'no details'}"
+        return ProviderError("server", text, retryable=False)
+    labels = {
+        "overloaded": "is overloaded",
+        "rate_limit": "is rate-limiting requests",
+        "context_limit": "says the request is over the model's token limit",
+        "content_filter": "stopped the answer with its content filter",
+        "auth": "rejected the credentials",
+        "tool_rejected": "rejected a tool call",
+        "bad_request": "rejected the request",
+        "server": "had an internal error",
+    }
+    detail = f": {message}" if message else ""
+    return ProviderError(kind, f"{provider} {labels[kind]}{detail}", retryable=kind in _RETRYABLE_KINDS)
 
 
 class ProviderError(Exception):
@@ -87,6 +176,7 @@ class ProviderError(Exception):
 
     @property
     def hint(self) -> str:
+        """What the user can do about it."""
         return _HINTS.get(self.kind, "")
 
     def user_message(self) -> str:
@@ -216,6 +306,13 @@ def canonical_tools(tools: Sequence[ToolSpec]) -> list[ToolSpec]:
     """
     ordered = sorted(tools, key=lambda spec: str(spec.get("name", "")))
     return [json.loads(json.dumps(neutral_tool_spec(spec), sort_keys=True, default=str)) for spec in ordered]
+
+
+def interrupted_note(message: Message) -> str:
+    """The note sent after an interrupted assistant message's text, saying why it stops there."""
+    if message.get("stop_reason") == "incomplete":
+        return "[cut off: the connection closed before the answer finished]"
+    return "[interrupted by the user]"
 
 
 def result_text(result: TaskResult | str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import uuid
 from typing import Any, AsyncIterator, Sequence
 
 from core.providers.base import (
@@ -17,13 +18,17 @@ from core.providers.base import (
     ResponseComplete,
     StreamItem,
     TextChunk,
+    ThinkingChunk,
     ToolCallReady,
     ToolSpec,
     canonical_tools,
     generic_extract,
     is_transport_error,
     retry_after_seconds,
+    classify_stream_error,
+    interrupted_note,
     neutral_tool_spec,
+    normalise_stop_reason,
     result_text,
 )
 from core.types import Message, TaskResult, ToolCall
@@ -39,6 +44,8 @@ class OpenAICompatibleProvider(SDKProvider):
 
     def __init__(self, model: str = "gpt-4o-mini", **options: Any) -> None:
         super().__init__(model, **options)
+        self.stream_options = True
+        """Ask for the final usage chunk; turned off for good when the server rejects it."""
 
     def _make_client(self) -> Any:
         import openai
@@ -73,7 +80,8 @@ class OpenAICompatibleProvider(SDKProvider):
         out: list[dict[str, Any]] = []
         if system_prompt:
             out.append({"role": "system", "content": system_prompt})
-        for message in messages:
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        for position, message in enumerate(messages):
             role = message.get("role")
             content = message.get("content") or ""
             if role == "user":
@@ -81,7 +89,7 @@ class OpenAICompatibleProvider(SDKProvider):
                 out.append({"role": "user", "content": f"{context}\n\n{content}" if context else content})
             elif role == "assistant":
                 if message.get("interrupted"):
-                    content = (content + "\n\n[interrupted by the user]").strip()
+                    content = (content + "\n\n" + interrupted_note(message)).strip()
                 wire: dict[str, Any] = {"role": "assistant", "content": content or None}
                 calls = message.get("tool_calls") or []
                 if calls:
@@ -89,6 +97,13 @@ class OpenAICompatibleProvider(SDKProvider):
                         {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c.get("parameters") or {})}}
                         for c in calls
                     ]
+                    if position > last_user:
+                        # DeepSeek answers 400 unless a tool-calling message of the current turn carries
+                        # its reasoning_content back as received; older turns' reasoning is not sent.
+                        # SOURCE: api-docs.deepseek.com/guides/thinking_mode (tool calls).
+                        for block in message.get("thinking") or []:
+                            if block.get("type") == "reasoning" and block.get("text"):
+                                wire[block.get("field") or "reasoning_content"] = block["text"]
                 elif not content:
                     continue
                 out.append(wire)
@@ -123,6 +138,27 @@ class OpenAICompatibleProvider(SDKProvider):
             stream_cls=openai.AsyncStream[ChatCompletionChunk],
         )
 
+    async def _open_stream(self, body: dict[str, Any]) -> Any:
+        """Start a streaming request; a server that rejects ``stream_options`` gets one retry without it.
+
+        Some servers (older vLLM, LM Studio, Azure deployments) answer 400/422 naming
+        ``stream_options``; the provider then stops sending it for the rest of the session.
+        """
+        import openai
+
+        if self.stream_options:
+            body = {**body, "stream_options": {"include_usage": True}}
+        try:
+            return await self._post(body, stream=True)
+        except openai.APIStatusError as exc:
+            said = f"{exc.message} {exc.body}"
+            if not self.stream_options or exc.status_code not in (400, 422) or "stream_options" not in said:
+                raise
+        log.info("the endpoint rejects stream_options; sending without it from now on")
+        self.stream_options = False
+        body = {k: v for k, v in body.items() if k != "stream_options"}
+        return await self._post(body, stream=True)
+
     async def send_message(self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()) -> Any:
         try:
             return await self._post(self._request(messages, system_prompt, tools), stream=False)
@@ -132,54 +168,72 @@ class OpenAICompatibleProvider(SDKProvider):
     async def stream_message(
         self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[StreamItem]:
-        """Stream one response; tool calls are yielded once their arguments are complete."""
+        """Stream one response; tool calls are yielded once their arguments are complete.
+
+        The response is complete only once a choice carried a ``finish_reason``; a
+        stream that ends without one (a clean close, or ``[DONE]`` alone) raises an
+        ``incomplete`` ProviderError with the text that arrived. Reasoning models'
+        ``reasoning_content`` (DeepSeek, vLLM, Qwen) or ``reasoning`` streams as thinking.
+        """
         text: list[str] = []
-        pending: dict[int, dict[str, str]] = {}
+        reasoning: list[str] = []
+        reasoning_field = ""
+        calls = ToolCallAccumulator()
         finish = ""
+        refused = False
         usage: dict[str, int] = {}
         try:
-            body = {**self._request(messages, system_prompt, tools), "stream": True, "stream_options": {"include_usage": True}}
-            stream = await self._post(body, stream=True)
+            stream = await self._open_stream({**self._request(messages, system_prompt, tools), "stream": True})
             async for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    usage = openai_usage(chunk.usage).as_dict()
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                delta = choice.delta
-                if delta is not None and delta.content:
-                    text.append(delta.content)
-                    yield TextChunk(text=delta.content)
-                for part in (delta.tool_calls or []) if delta is not None else []:
-                    slot = pending.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
-                    if part.id:
-                        slot["id"] = part.id
-                    if part.function is not None:
-                        slot["name"] += part.function.name or ""
-                        slot["arguments"] += part.function.arguments or ""
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+                chunk_usage = getattr(chunk, "usage", None)
+                if chunk_usage:
+                    usage = openai_usage(chunk_usage).as_dict()
+                for choice in chunk.choices or []:
+                    if (getattr(choice, "index", 0) or 0) != 0:
+                        continue  # n > 1 is never asked for; only the first choice is the answer
+                    delta = getattr(choice, "delta", None)
+                    if delta is not None:
+                        for name in _REASONING_FIELDS:
+                            piece = getattr(delta, name, None)
+                            if isinstance(piece, str) and piece:
+                                reasoning_field = reasoning_field or name
+                                reasoning.append(piece)
+                                yield ThinkingChunk(text=piece)
+                        refusal = getattr(delta, "refusal", None)
+                        refused = refused or bool(isinstance(refusal, str) and refusal)
+                        for piece in (getattr(delta, "content", None), refusal):
+                            if isinstance(piece, str) and piece:
+                                text.append(piece)
+                                yield TextChunk(text=piece)
+                        for part in getattr(delta, "tool_calls", None) or []:
+                            calls.add(part)
+                    if getattr(choice, "finish_reason", None):
+                        finish = choice.finish_reason
         except ProviderError:
             raise
         except Exception as exc:  # noqa: BLE001
             error = classify_error(exc)
             error.partial = "".join(text)
             raise error from exc
-        if not finish and not text and not pending:
-            raise ProviderError("server", "The endpoint closed the stream without a response", retryable=True)
-        calls: list[ToolCall] = []
-        for index in sorted(pending):
-            slot = pending[index]
-            call_id = slot["id"] or f"call_{index}"
-            try:
-                params = json.loads(slot["arguments"] or "{}")
-                error = "" if isinstance(params, dict) else "tool arguments must be a JSON object"
-            except json.JSONDecodeError as exc:
-                params, error = {}, f"tool arguments are not valid JSON ({exc.msg} at position {exc.pos})"
-            call = ToolCall(id=call_id, name=slot["name"], parameters=params if isinstance(params, dict) else {})
-            calls.append(call)
-            yield ToolCallReady(call=call, error=error)
-        yield ResponseComplete(content="".join(text), tool_calls=tuple(calls), stop_reason=finish, usage=usage)
+        if not finish:
+            raise ProviderError(
+                "incomplete",
+                "The connection to the OpenAI-compatible endpoint closed before the answer finished",
+                retryable=True,
+                partial="".join(text),
+            )
+        stop_reason = normalise_stop_reason(finish)
+        ready = calls.finish()
+        if ready and stop_reason == "end_turn":
+            stop_reason = "tool_use"  # Ollama and llama.cpp say "stop" although they sent tool calls
+        if refused and stop_reason == "end_turn":
+            stop_reason = "refusal"
+        for item in ready:
+            yield item
+        thinking = ({"type": "reasoning", "field": reasoning_field, "text": "".join(reasoning)},) if reasoning else ()
+        yield ResponseComplete(
+            content="".join(text), tool_calls=tuple(r.call for r in ready), stop_reason=stop_reason, usage=usage, thinking=thinking
+        )
 
     def extract_tool_calls(self, response: Any) -> dict[str, Any]:
         """SPEC shape from a ``ChatCompletion`` (object or dict), a string, or anything else."""
@@ -205,6 +259,72 @@ class OpenAICompatibleProvider(SDKProvider):
         return {"content": get("content") or "", "tool_calls": calls, "awaiting_tool_response": finish == "tool_calls"}
 
 
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Delta fields reasoning models stream their thinking in (DeepSeek, vLLM, Qwen: reasoning_content;
+newer vLLM, Ollama, OpenRouter: reasoning)."""
+
+
+class ToolCallAccumulator:
+    """Streamed tool-call pieces put back together, tolerant of what compatible servers send.
+
+    OpenAI sends an ``index`` on every piece, the ``id`` and name on the first. Servers
+    differ: some send the whole call in one piece, some leave out ``index`` or repeat
+    index 0 for every call (each with its own ``id`` or name), some send no ``id`` at all
+    (one is made up, so the follow-up request's ``tool_call_id`` matches).
+    """
+
+    def __init__(self) -> None:
+        self.slots: list[dict[str, str]] = []
+        self._by_index: dict[int, dict[str, str]] = {}
+
+    def add(self, part: Any) -> None:
+        """Fold one streamed ``delta.tool_calls`` piece in."""
+        index = getattr(part, "index", None)
+        call_id = getattr(part, "id", None) or ""
+        function = getattr(part, "function", None)
+        name = (getattr(function, "name", None) or "") if function is not None else ""
+        arguments = getattr(function, "arguments", None) if function is not None else None
+        if arguments is not None and not isinstance(arguments, str):
+            arguments = json.dumps(arguments)  # some servers send the arguments as an object
+        slot = self._by_index.get(index) if isinstance(index, int) else (self.slots[-1] if self.slots else None)
+        starts_another = slot is not None and (
+            (call_id and slot["id"] and call_id != slot["id"]) or (name and slot["name"] and not call_id and _complete_json(slot["arguments"]))
+        )
+        if slot is None or starts_another:
+            slot = {"id": "", "name": "", "arguments": ""}
+            self.slots.append(slot)
+            if isinstance(index, int):
+                self._by_index[index] = slot
+        if call_id:
+            slot["id"] = call_id
+        if name and name != slot["name"]:
+            slot["name"] += name
+        slot["arguments"] += arguments or ""
+
+    def finish(self) -> list[ToolCallReady]:
+        """Every call, in order, its arguments parsed; an unparseable one carries ``error`` and must not run."""
+        ready: list[ToolCallReady] = []
+        for slot in self.slots:
+            error = ""
+            try:
+                params = json.loads(slot["arguments"] or "{}")
+                if not isinstance(params, dict):
+                    params, error = {}, "tool arguments must be a JSON object"
+            except json.JSONDecodeError as exc:
+                params, error = {}, f"tool arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+            call = ToolCall(id=slot["id"] or f"call_{uuid.uuid4().hex[:24]}", name=slot["name"], parameters=params)
+            ready.append(ToolCallReady(call=call, error=error))
+        return ready
+
+
+def _complete_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def classify_error(exc: BaseException) -> ProviderError:
     """Map an openai SDK exception to a ProviderError (never echoing the key)."""
     import openai
@@ -218,8 +338,11 @@ def classify_error(exc: BaseException) -> ProviderError:
         error.retry_after = retry_after_seconds(exc)
         return error
     if isinstance(exc, openai.APIError):
-        # e.g. an error object inside the SSE stream (HTTP 200)
-        return ProviderError("server", f"Endpoint error: {exc.message}", retryable=True)
+        # An error object inside the SSE stream (HTTP 200): classified by what it says.
+        body = exc.body
+        if isinstance(body, dict):
+            return classify_stream_error("The endpoint", str(body.get("type") or ""), str(body.get("code") or ""), str(body.get("message") or exc.message))
+        return classify_stream_error("The endpoint", "", "", str(body) if isinstance(body, str) and body else exc.message)
     if is_transport_error(exc):
         return ProviderError("network", f"The connection to the OpenAI-compatible endpoint broke: {type(exc).__name__}", retryable=True)
     if isinstance(exc, json.JSONDecodeError):

@@ -73,14 +73,39 @@ def render_markdown(source: LoadedSession | Sequence[Message]) -> str:
     return "\n\n".join(part.rstrip() for part in parts) + "\n"
 
 
+_STOP_NOTES = {
+    "incomplete": "cut off: the connection closed before the answer finished",
+    "max_tokens": "stopped at the output limit",
+    "refusal": "the model refused",
+    "content_filter": "stopped by the content filter",
+}
+
+
 def _assistant(message: Message, results: dict[Any, Message]) -> str:
-    heading = "## Assistant (interrupted)" if message.get("interrupted") else "## Assistant"
+    note = _STOP_NOTES.get(message.get("stop_reason") or "") or ("interrupted" if message.get("interrupted") else "")
+    heading = f"## Assistant ({note})" if note else "## Assistant"
     lines = [heading]
+    thinking = _thinking(message.get("thinking") or [])
+    if thinking:
+        lines.append(thinking)
     if message.get("content"):
         lines.append(message["content"])
     for call in message.get("tool_calls") or []:
         lines.append(_tool_block(call.get("name", "?"), call.get("parameters", {}), results.get(call.get("id"))))
     return "\n\n".join(lines)
+
+
+def _thinking(blocks: Iterable[dict[str, Any]]) -> str:
+    """The message's reasoning in its own collapsible block, apart from the answer."""
+    parts = []
+    for block in blocks:
+        if block.get("type") == "redacted_thinking":
+            parts.append("(redacted by the provider)")
+        elif isinstance(block.get("thinking") or block.get("text"), str):
+            parts.append(str(block.get("thinking") or block.get("text")))
+    if not parts:
+        return ""
+    return "<details><summary>thinking</summary>\n\n" + _fence("\n\n".join(parts), "") + "\n\n</details>"
 
 
 def _tool_block(name: str, parameters: dict[str, Any] | None, result: Message | None) -> str:

@@ -185,8 +185,17 @@ def _history(records: list[dict[str, Any]], warnings: list[str]) -> list[Message
                 message["tool_calls"] = calls
             if record.get("interrupted"):
                 message["interrupted"] = True
+            if isinstance(record.get("stop_reason"), str) and record["stop_reason"]:
+                message["stop_reason"] = record["stop_reason"]
+            thinking = [b for b in record.get("thinking") or [] if isinstance(b, dict) and isinstance(b.get("type"), str)]
+            if thinking:
+                message["thinking"] = thinking
             messages.append(message)
             open_calls = {c["id"]: c["name"] for c in calls if c["id"] not in answered}
+        elif kind == "error" and record.get("retracted"):
+            # The failed turn answered nothing and its question went back to the prompt (as live).
+            if messages and messages[-1].get("role") == "user":
+                messages.pop()
         elif kind == "tool_result":
             call_id = record["tool_call_id"]
             if call_id not in open_calls:

@@ -57,7 +57,16 @@ class SessionRecorder:
             case ev.AssistantMessage():
                 self._partial.clear()
                 calls = [call.as_dict() for call in event.tool_calls]
-                return self._write(lambda: self.writer.assistant(event.content, calls, interrupted=event.interrupted, usage=event.usage))
+                return self._write(
+                    lambda: self.writer.assistant(
+                        event.content,
+                        calls,
+                        interrupted=event.interrupted,
+                        usage=event.usage,
+                        stop_reason=event.stop_reason if event.stop_reason not in ("end_turn", "tool_use") else "",
+                        thinking=event.thinking,
+                    )
+                )
             case ev.ToolCallStarted():
                 self._running[event.call.id] = event.call
                 return self._write(lambda: self.writer.trace(ev.event_to_dict(event)))
@@ -78,7 +87,8 @@ class SessionRecorder:
                 return warnings + self._write(lambda: self.writer.trace(_finished_entry(event)))
             case ev.TurnFailed():
                 warnings = self._save_partial()
-                return warnings + self._write(lambda: self.writer.error(event.message, event.reason))
+                retracted = bool(((event.result or {}).get("metadata") or {}).get("retracted"))
+                return warnings + self._write(lambda: self.writer.error(event.message, event.reason, retracted=retracted))
         return []
 
     def interrupted(self, reason: str = "user") -> list[ev.Warning]:

@@ -8,11 +8,14 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
   files, suggestions, time, mode instructions; see ``core.turn_context``).
 - ``assistant``: ``content``, ``tool_calls`` (``[{"id", "name", "parameters"}]``),
   ``interrupted`` and, when the provider reported it, ``usage`` (``input_tokens``,
-  ``output_tokens``, ``cache_write_tokens``, ``cache_read_tokens``, ``model``, ``turn``).
+  ``output_tokens``, ``cache_write_tokens``, ``cache_read_tokens``, ``model``, ``turn``);
+  when present ``stop_reason`` (``max_tokens``, ``refusal``, ``incomplete``...) and
+  ``thinking`` (reasoning blocks as received, signatures kept).
 - ``tool_result``: ``tool_call_id``, ``name``, ``content``, ``is_error``,
   ``status``, ``duration``.
 - ``interruption``: ``reason``.
-- ``error``: ``reason``, ``message``.
+- ``error``: ``reason``, ``message``; ``retracted`` when the failed turn's user message
+  left the conversation (nothing was answered; the text went back to the prompt).
 - ``context``: ``files`` (``[{"path", "read_only"}]``), the file-context pane.
 - ``trace``: ``entry``, one tool-trace pane entry.
 

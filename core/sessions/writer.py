@@ -98,17 +98,27 @@ class SessionWriter:
         *,
         interrupted: bool = False,
         usage: Mapping[str, Any] | None = None,
+        stop_reason: str = "",
+        thinking: Iterable[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
         """Record a complete assistant message with the tool calls it requested.
 
         Args:
             content: The message text (for an interrupted message, what was streamed).
             tool_calls: ``{"id", "name", "parameters"}`` dicts (or ``ToolCall.as_dict()``).
-            interrupted: The user stopped the message before it was complete.
+            interrupted: The message stopped before it was complete (the user, or the connection).
             usage: The provider's usage of the response (``core.usage.Usage`` fields, ``model``, ``turn``).
+            stop_reason: Why the provider stopped, when notable (``max_tokens``, ``refusal``,
+                ``incomplete``); left out of the record when empty.
+            thinking: The reasoning blocks exactly as received (kept apart from the answer).
         """
         calls = [_call_dict(call) for call in tool_calls]
-        extra = {"usage": dict(usage)} if usage else {}
+        extra: dict[str, Any] = {"usage": dict(usage)} if usage else {}
+        if stop_reason:
+            extra["stop_reason"] = stop_reason
+        blocks = [dict(block) for block in thinking]
+        if blocks:
+            extra["thinking"] = blocks
         return self.append("assistant", content=content, tool_calls=calls, interrupted=interrupted, **extra)
 
     def tool_result(
@@ -136,8 +146,14 @@ class SessionWriter:
         """Record that the turn was interrupted (by the user, or by ``reason``)."""
         return self.append("interruption", reason=reason)
 
-    def error(self, message: str, reason: str = "") -> dict[str, Any]:
-        """Record a turn that ended in an error (``reason`` e.g. ``llm_error``)."""
+    def error(self, message: str, reason: str = "", *, retracted: bool = False) -> dict[str, Any]:
+        """Record a turn that ended in an error (``reason`` e.g. ``llm_error``).
+
+        ``retracted``: nothing was answered and the turn's user message left the
+        conversation (it went back to the prompt); loading drops it from the history too.
+        """
+        if retracted:
+            return self.append("error", reason=reason, message=message, retracted=True)
         return self.append("error", reason=reason, message=message)
 
     def context(self, files: Iterable[str | Mapping[str, Any]]) -> dict[str, Any]:
