@@ -53,7 +53,8 @@ class AssistantMessage:
     (empty when unknown), or ``incomplete`` for an interrupted message whose stream
     closed before the provider said it was complete (the turn then fails with reason
     ``incomplete_response``). After ``max_tokens`` the last tool call of the message was
-    cut short: it is not run (its ToolCallFinished has ``metadata["not_run"]``).
+    cut short: it is not run (its ToolCallFinished has status ``not_run`` and
+    ``metadata["reason"] == "max_tokens"``).
 
     ``thinking`` holds the message's reasoning blocks exactly as the provider sent
     them (Anthropic ``{"type": "thinking", "thinking", "signature"}`` and
@@ -96,7 +97,7 @@ TOOL_STATUSES = ("success", "error", "denied", "refused", "not_run", "interrupte
 
 ``denied``: the user or the approval mode said no; ``refused``: the command policy
 refused it without asking anyone; ``not_run``: a guard stopped it (the limit of tool
-calls per turn); ``interrupted``: the user cancelled the turn while it ran."""
+calls per turn; ``metadata["reason"]`` ``max_tokens``: the output limit cut its arguments); ``interrupted``: the user cancelled the turn while it ran."""
 
 
 @dataclass(frozen=True, kw_only=True)

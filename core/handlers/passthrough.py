@@ -317,9 +317,9 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                     yield event
             if cut is not None:
                 # The output limit struck while this call was written: it never runs, and the model is told.
-                result = error_result(CUT_CALL_RESULT, reason=complete.stop_reason, not_run=True)
+                result = error_result(CUT_CALL_RESULT, reason=complete.stop_reason)
                 self._answer(turn, cut, result)
-                yield ev.ToolCallFinished(call=cut, status="error", result=result["content"], duration=0.0, metadata=result["metadata"])
+                yield ev.ToolCallFinished(call=cut, status="not_run", result=result["content"], duration=0.0, metadata=result["metadata"])
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
             if guard_tripped:
                 yield self._fail(

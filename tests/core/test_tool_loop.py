@@ -350,7 +350,7 @@ async def test_a_storm_of_429s_spends_one_shared_budget(make_handler, fake_llm):
         events = await collect(handler, f"try {n}")
         assert isinstance(events[-1], ev.TurnFailed) and "Rate limited" in events[-1].message
     assert len(fake_llm.requests) == 6 + 4  # one request per turn plus the shared budget, not 6 * 4
-    assert [m["role"] for m in handler.conversation_history] == ["user"] * 6  # no duplicate turns
+    assert handler.conversation_history == []  # no duplicate turns: each unanswered question was taken back
 
 
 async def test_approval_flow(make_handler, fake_llm):
