@@ -194,6 +194,7 @@ async def test_openai_error_codes_in_the_stream(make_handler, fake_llm):
 
 async def test_resending_after_a_failed_call_makes_the_same_request(make_handler, fake_llm, provider_kind, tmp_path):
     handler = make_handler(provider_kind)
+    handler.wall_clock = lambda: "2026-01-01 09:00 UTC"  # the per-turn time part, fixed so the two sends can be compared
     writer = SessionWriter(Session(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
     handler.add_observer(SessionRecorder(writer))
     fake_llm.script(Reply(text="first answer"))
@@ -205,11 +206,9 @@ async def test_resending_after_a_failed_call_makes_the_same_request(make_handler
     assert isinstance((await collect(handler, "the question"))[-1], ev.TurnCompleted)
     failed_request, resent = fake_llm.requests[1], fake_llm.requests[2]
     assert resent.body["messages"] == failed_request.body["messages"]
-    last = resent.messages[-1]
-    if provider_kind == "anthropic":
-        assert last["content"] == [{"type": "text", "text": "the question"}]
-    else:
-        assert last == {"role": "user", "content": "the question"}
+    import json
+
+    assert json.dumps(resent.body["messages"]).count("the question") == 1, "the question is sent once"
     contents = [m["content"] for m in handler.conversation_history]
     assert contents == ["earlier question", "first answer", "the question", "the answer"]
     writer.close()
