@@ -37,7 +37,8 @@ class Application:
 
         from core.gitutil import harden_git_environment
 
-        harden_git_environment()  # git run by aider and child processes ignores the repository's programs
+        # git run by aider (in this process) and by children ignores every program the repository names
+        harden_git_environment(cwd=Path(settings.project_root).resolve())
         self.settings = settings
         self.project_root = Path(settings.project_root).resolve()
         self.provider = provider or create_provider(settings)

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 import pathspec
 
-from core.gitutil import git_argv
+from core.gitutil import GitRefused, git_argv, git_env
 from core.tools.secrets import scrubbed_env
 
 log = logging.getLogger(__name__)
@@ -133,6 +133,7 @@ class FileIndex:
         self._members: set[str] = set()
         self._metadata: dict[str, FileMetadata] = {}
         self._deleted: set[str] = set()
+        self._git_env: dict[str, str] = {}
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
 
@@ -265,7 +266,8 @@ class FileIndex:
 
     def _git(self, *args: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            git_argv("ls-files", "-z", *args), cwd=self.root, env=scrubbed_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            git_argv("ls-files", "-z", *args), cwd=self.root, env=self._git_env, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
         )
 
     def _git_files(self) -> Iterator[str] | None:
@@ -277,11 +279,12 @@ class FileIndex:
         dropped at the end (see :meth:`build`).
         """
         try:
+            self._git_env = git_env(self.root, scrubbed_env(), global_config=False)
             probe = subprocess.run(
-                git_argv("rev-parse", "--is-inside-work-tree"), cwd=self.root, env=scrubbed_env(), capture_output=True, text=True,
-                timeout=GIT_TIMEOUT,
+                git_argv("rev-parse", "--is-inside-work-tree"), cwd=self.root, env=self._git_env, capture_output=True,
+                text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL,
             )
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, subprocess.SubprocessError, GitRefused):
             return None
         if probe.returncode != 0 or probe.stdout.strip() != "true":
             return None

@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence
 from core.config import Settings
 from core.tools.aider_session import LAUNCHER, git_status, is_terminal, run_in_terminal
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
+from core.gitutil import GitRefused, git_env
 from core.tools.secrets import scrubbed_env
 from core.types import TaskResult, error_result, ok_result
 
@@ -121,9 +122,21 @@ def aider_endpoint(settings: Settings, model_name: str) -> AiderEndpoint:
     return AiderEndpoint(provider)
 
 
-def child_environment(endpoint: AiderEndpoint, secrets: Sequence[str] = ()) -> dict[str, str]:
-    """The environment of aider's CLI: credentials stripped, then exactly aider's own endpoint and key."""
+def child_environment(
+    endpoint: AiderEndpoint, secrets: Sequence[str] = (), project_root: Path | None = None
+) -> dict[str, str]:
+    """The environment of aider's CLI: credentials stripped, then exactly aider's own endpoint and key.
+
+    With ``project_root``, git's hardening too (:func:`core.gitutil.git_env`): aider's
+    git runs no program the repository names.
+    """
     env = scrubbed_env(secrets)
+    if project_root is not None:
+        try:
+            env = git_env(project_root, env)
+        except GitRefused as exc:
+            log.warning("aider's git: %s", exc.reason)
+            env = git_env(None, env)
     env.update(endpoint.environment())
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     return env
@@ -515,7 +528,7 @@ class AiderBridge:
         before = {path: read_snapshot(path) for path in files}
         status_before = git_status(self.project_root)
         command = self.interactive_command(query, files, read_only)
-        env = child_environment(self.endpoint, self.settings.secrets())
+        env = child_environment(self.endpoint, self.settings.secrets(), self.project_root)
         log.info("starting interactive aider on %d file(s)", len(files))
         try:
             code = run_in_terminal(command, self.project_root, env, stdin=stdin, stdout=stdout, stderr=stderr)

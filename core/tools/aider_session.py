@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Sequence
 
-from core.gitutil import git_argv
+from core.gitutil import GitRefused, run_git
 from core.tools.secrets import scrubbed_env
 
 log = logging.getLogger(__name__)
@@ -73,11 +73,9 @@ def _take_foreground(fd: int) -> None:
 def git_status(root: Path) -> list[str]:
     """Paths ``git status`` reports as changed or untracked (porcelain form), or [] outside git."""
     try:
-        out = subprocess.run(
-            git_argv("status", "--porcelain", "--untracked-files=all"),
-            cwd=root, env=scrubbed_env(), capture_output=True, text=True, timeout=10, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        out = run_git(["status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all"], root,
+                      base=scrubbed_env(), text=True)
+    except (OSError, subprocess.TimeoutExpired, GitRefused):
         return []
     return [line[3:] for line in out.stdout.splitlines() if len(line) > 3] if out.returncode == 0 else []
 

@@ -39,16 +39,19 @@ from core.tools.command_syntax import (
     refuse_option,
     split_pipeline,
 )
+from core.tools.git_policy import pathspec_path, plan_git
 from core.tools.paths_guard import PathRefused, resolve_in_root
+from core.tools.program_options import FD, FILTERS, GREP, GREP_LISTING, LS, RG, RG_LISTING, VIEWERS
 from core.tools.program_rules import LAUNCHERS, SHELLS, git_refusal, program_refusal  # noqa: F401 - re-exported
-from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, is_secret_path
+from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, is_secret_file
 
-SOURCES = ("find", "ls", "git ls-files", "git grep -l", "grep -l", "rg --files", "rg -l", "fd")
-FILTERS = frozenset({"head", "tail", "sort", "uniq", "wc"})
+SOURCES = ("find", "ls", "git ls-files", "git grep", "grep -r", "rg", "fd", "cat", "head", "tail", "wc", "nl",
+           "file", "stat")
 
 _SYMLINK = "follows symbolic links, which may lead outside the project"
 _RUNS = "runs other programs"
 _WRITES = "writes files"
+_PS_ENV = "prints the environment of processes, which holds credentials"
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class CommandPlan:
 
     stages: tuple[tuple[str, ...], ...]
     approvals: tuple[Approval, ...] = ()
+    filter_secrets: bool = False
+    """The first stage searches file contents: drop output lines from secret files before anyone sees them."""
 
 
 def _forbidden(reason: str) -> CommandRefused:
@@ -79,9 +84,10 @@ class _Stage:
         self.root = root
         self.first = first
         self.approvals: list[Approval] = []
+        self.searches_content = False
 
     def path(self, raw: str, *, reads: bool = False) -> None:
-        """Refuse a path outside the root; with ``reads``, also a secret file."""
+        """Refuse a path outside the root; with ``reads``, also a secret file (by name or content)."""
         if raw == "-":
             return
         try:
@@ -89,12 +95,20 @@ class _Stage:
         except PathRefused as exc:
             raise _forbidden(exc.reason) from None
         if reads:
-            why = is_secret_path(raw) or is_secret_path(resolved.relative_to(self.root.resolve()))
+            why = is_secret_file(raw, self.root) or is_secret_file(resolved.relative_to(self.root.resolve()))
             if why:
                 raise _forbidden(f"{raw!r} is refused: {why}. Commands never search or read secret files.")
 
     def ask(self, key: str, reason: str) -> None:
         self.approvals.append(Approval(key, reason))
+
+    def every_word(self, args: list[str]) -> None:
+        _check_every_word(args, self)
+
+    def content_search(self) -> None:
+        """This stage prints lines of files: its output is filtered of secret files (first stage only)."""
+        if self.first:
+            self.searches_content = True
 
 
 # ---------------------------------------------------------------- find, ls
@@ -104,6 +118,15 @@ _FIND_FORBIDDEN = {
     "-files0-from": "reads its starting points from a file", "-L": _SYMLINK, "-follow": _SYMLINK,
 }
 _FIND_FILE_REFS = frozenset({"-newer", "-anewer", "-cnewer", "-samefile"})
+# find's primaries (GNU findutils 4.9 find(1)), by how many arguments they take.
+_FIND_UNARY = frozenset(
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -maxdepth -mindepth -mtime -mmin "
+    "-atime -amin -ctime -cmin -used -size -perm -user -group -uid -gid -links -inum -lname -ilname -regextype "
+    "-printf -fstype -context".split())
+_FIND_NULLARY = frozenset(
+    "-print -print0 -prune -not -a -and -o -or -true -false -empty -nouser -nogroup -depth -d -mount -xdev "
+    "-noleaf -readable -writable -executable -quit -ls -daystart -ignore_readdir_race -noignore_readdir_race "
+    "-warn -nowarn -help --help -version --version ( ) ! ,".split())
 
 
 def _find(args: list[str], stage: _Stage) -> list[str]:
@@ -116,22 +139,26 @@ def _find(args: list[str], stage: _Stage) -> list[str]:
     while i < len(args) and not args[i].startswith("-") and args[i] not in ("(", ")", "!", ","):
         stage.path(args[i])
         i += 1
-    for k in range(i, len(args) - 1):
-        if args[k] in _FIND_FILE_REFS or re.fullmatch(r"-newer[aBcm][aBcm]", args[k]):
-            stage.path(args[k + 1])
+    while i < len(args):
+        token = args[i]
+        if token in _FIND_FILE_REFS or re.fullmatch(r"-newer[aBcm][aBcmt]", token):
+            if i + 1 >= len(args):
+                raise _forbidden(f"find {token} needs a file name.")
+            if not token.endswith("t"):
+                stage.path(args[i + 1])
+            i += 2
+        elif token in _FIND_UNARY:
+            i += 2
+        elif token in _FIND_NULLARY:
+            i += 1
+        else:
+            raise _forbidden(f"find {token[:60]} is not a find primary this tool knows to be safe for a read-only "
+                             "command; use -name, -path, -type, -maxdepth, -newer, -size, -print...")
     return ["find", *args]
 
 
-_LS = OptionSpec(
-    short_args="ITw",
-    long_args=frozenset({"--block-size", "--format", "--hide", "--ignore", "--indicator-style", "--quoting-style",
-                         "--sort", "--tabsize", "--time", "--time-style", "--width"}),
-    forbidden={"-L": _SYMLINK, "--dereference": _SYMLINK},
-)
-
-
 def _ls(args: list[str], stage: _Stage) -> list[str]:
-    for operand in parse_options("ls", args, _LS).positionals:
+    for operand in parse_options("ls", args, LS).positionals:
         stage.path(operand)
     return ["ls", *args]
 
@@ -140,7 +167,7 @@ def ls_listing_dir(argv: list[str]) -> str | None:
     """For ``ls DIR`` (one operand, no -d/-R), the DIR its output names are relative to."""
     if not argv or Path(argv[0]).name != "ls":
         return None
-    parsed = parse_options("ls", argv[1:], _LS)
+    parsed = parse_options("ls", argv[1:], LS)
     flags = {opt for opt, _ in parsed.options}
     if len(parsed.positionals) != 1 or flags & {"-d", "-R", "--directory", "--recursive"}:
         return None
@@ -148,23 +175,6 @@ def ls_listing_dir(argv: list[str]) -> str | None:
 
 
 # ---------------------------------------------------------------- grep, rg, fd
-_GREP = OptionSpec(
-    short_args="efmABCdD",
-    long_args=frozenset({"--regexp", "--file", "--max-count", "--after-context", "--before-context", "--context",
-                         "--directories", "--devices", "--include", "--exclude", "--exclude-from", "--exclude-dir",
-                         "--label", "--binary-files", "--group-separator"}),
-    forbidden={"-R": _SYMLINK, "--dereference-recursive": _SYMLINK},
-)
-_GREP_LISTING = ("-l", "-L", "--files-with-matches", "--files-without-match")
-
-
-def _lists_files(parsed: ParsedArgs, flags: tuple[str, ...]) -> bool:
-    return any(
-        opt in flags or (len(opt) > 7 and any(f.startswith(opt) for f in flags if f.startswith("--")))
-        for opt, _ in parsed.options
-    )
-
-
 def _operands(parsed: ParsedArgs, pattern_options: tuple[str, ...]) -> list[str]:
     """Positionals minus the leading pattern (unless the pattern came from an option)."""
     if parsed.has(*pattern_options):
@@ -176,8 +186,31 @@ def _insert(args: list[str], at: int, extra: list[str]) -> list[str]:
     return [*args[:at], *extra, *args[at:]]
 
 
+def _without_dereference(args: list[str], end: int) -> list[str]:
+    """``grep -R`` as ``grep -r``: the same search, without following symbolic links out of the project."""
+    out = []
+    for k, arg in enumerate(args):
+        if k < end and arg.startswith("-") and not arg.startswith("--") and "R" in arg:
+            letters = arg[1:]
+            cut = next((j for j, c in enumerate(letters) if c in GREP.short_args), len(letters))
+            arg = "-" + letters[:cut].replace("R", "r") + letters[cut:]
+        elif k < end and arg.startswith("--") and "--dereference-recursive".startswith(arg) and len(arg) > 3:
+            arg = "--recursive"
+        out.append(arg)
+    return out
+
+
+def _names_files(*, program: str, parsed: ParsedArgs) -> None:
+    """Content searches must name the file of every line printed (their output is filtered by it)."""
+    for option in ("-h", "--no-filename", "--json", "--heading"):
+        if parsed.has(option):
+            raise refuse_option(program, option, "prints lines without their file names, so lines from secret "
+                                "files could not be withheld")
+
+
 def _grep(args: list[str], stage: _Stage) -> list[str]:
-    parsed = parse_options("grep", args, _GREP)
+    parsed = parse_options("grep", args, GREP)
+    args = _without_dereference(args, parsed.end)
     for value in parsed.values("-f", "--file", "--exclude-from"):
         stage.path(value, reads=True)
     files = _operands(parsed, ("-e", "-f", "--regexp", "--file"))
@@ -188,199 +221,67 @@ def _grep(args: list[str], stage: _Stage) -> list[str]:
             stage.ask("grep:files", "grep after '|' should filter the previous command's output; "
                       "with file arguments it reads file contents.")
         return ["grep", *args]
-    if not _lists_files(parsed, _GREP_LISTING):
-        stage.ask("grep:content", "grep without -l/-L prints matching lines, i.e. file contents; "
-                  "add -l to list the matching files instead.")
+    if not parsed.has(*GREP_LISTING):
+        _names_files(program="grep", parsed=parsed)
+    extra = ["--with-filename"]
+    stage.content_search()
     excludes = [f"--exclude={g}" for g in SEARCH_EXCLUDE_GLOBS]
     excludes += [f"--exclude-dir={d}" for d in (".git", *sorted(SECRET_DIRS))]
-    return ["grep", *_insert(args, parsed.end, excludes)]
-
-
-_RG = OptionSpec(
-    short_args="efgtTmABCjMrdE",
-    long_args=frozenset({"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--type-add",
-                         "--type-clear", "--max-count", "--after-context", "--before-context", "--context", "--threads",
-                         "--max-columns", "--encoding", "--replace", "--max-depth", "--ignore-file",
-                         "--path-separator", "--sort", "--sortr", "--color", "--colors", "--context-separator",
-                         "--field-match-separator", "--max-filesize", "--dfa-size-limit", "--regex-size-limit",
-                         "--engine", "--hyperlink-format"}),
-    forbidden={"--pre": _RUNS, "--pre-glob": _RUNS, "-z": "runs decompression programs", "--search-zip":
-               "runs decompression programs", "--hostname-bin": _RUNS, "-L": _SYMLINK, "--follow": _SYMLINK},
-)
-_RG_LISTING = ("--files", "-l", "--files-with-matches", "--files-without-match")
+    return ["grep", *_insert(args, parsed.end, [*excludes, *extra])]
 
 
 def _rg(program: str, args: list[str], stage: _Stage) -> list[str]:
-    parsed = parse_options(program, args, _RG)
+    parsed = parse_options(program, args, RG)
     for value in parsed.values("-f", "--file", "--ignore-file"):
         stage.path(value, reads=True)
-    listing_only = parsed.has("--files")
+    listing_only = parsed.has("--files", "--type-list")
     paths = parsed.positionals if listing_only else _operands(parsed, ("-e", "-f", "--regexp", "--file"))
     for operand in paths:
         stage.path(operand, reads=True)
-    if not _lists_files(parsed, _RG_LISTING):
-        stage.ask(f"{program}:content", f"{program} without --files or -l prints matching lines, i.e. file "
-                  "contents; add -l to list the matching files instead.")
-    extra = [] if listing_only else [f"--glob=!{g}" for g in (*SEARCH_EXCLUDE_GLOBS, *sorted(SECRET_DIRS))]
+    extra = [] if listing_only else [f"--glob=!{g}" for g in (*SEARCH_EXCLUDE_GLOBS, ".git", *sorted(SECRET_DIRS))]
+    if not listing_only:
+        stage.content_search()
+        extra += ["--with-filename", "--no-heading"]
+    if not parsed.has(*RG_LISTING):
+        _names_files(program=program, parsed=parsed)
     return [program, "--no-config", *_insert(args, parsed.end, extra)]
 
 
-_FD = OptionSpec(
-    short_args="etEdcjSo",
-    long_args=frozenset({"--extension", "--type", "--exclude", "--max-depth", "--min-depth", "--exact-depth", "--size",
-                         "--changed-within", "--changed-before", "--owner", "--color", "--threads", "--max-results",
-                         "--base-directory", "--search-path", "--ignore-file", "--path-separator", "--format",
-                         "--batch-size", "--max-buffer-time", "--and"}),
-    forbidden={"-x": _RUNS, "--exec": _RUNS, "-X": _RUNS, "--exec-batch": _RUNS, "-L": _SYMLINK, "--follow": _SYMLINK},
-)
-
-
 def _fd(program: str, args: list[str], stage: _Stage) -> list[str]:
-    parsed = parse_options(program, args, _FD)
-    for value in parsed.values("--base-directory", "--search-path", "--ignore-file"):
+    parsed = parse_options(program, args, FD)
+    for value in parsed.values("--base-directory", "--search-path"):
         stage.path(value)
+    for value in parsed.values("--ignore-file"):
+        stage.path(value, reads=True)
     for operand in parsed.positionals[1:]:
         stage.path(operand)
     return [program, *args]
 
 
-# ---------------------------------------------------------------- git
-_GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
-                               "--no-optional-locks", "--no-replace-objects"})
-# Keep a hostile repository config from running programs (fsmonitor) and keep names unquoted.
-from core.gitutil import GIT_HARDENING  # noqa: E402 - kept beside the git rules it serves
-_GIT_LS_FILES = OptionSpec(
-    short_args="xX",
-    long_args=frozenset({"--exclude", "--exclude-from", "--exclude-per-directory", "--with-tree", "--format"}),
-)
-_GIT_GREP = OptionSpec(
-    short_args="efABCm",
-    long_args=frozenset({"--max-depth", "--threads", "--context", "--after-context", "--before-context",
-                         "--max-count"}),
-    forbidden={"-O": _RUNS, "--open-files-in-pager": _RUNS, "--textconv": "runs conversion programs from git config",
-               "--ext-grep": _RUNS},
-)
-_GIT_GREP_LISTING = ("-l", "-L", "--name-only", "--files-with-matches", "--files-without-match")
-_GIT_ANY_FORBIDDEN = {
-    "--output": _WRITES, "--output-directory": _WRITES, "-o": _WRITES, "--exec": _RUNS, "--upload-pack": _RUNS,
-    "--receive-pack": _RUNS, "--open-files-in-pager": _RUNS, "--textconv": _RUNS, "--ext-diff": _RUNS,
-    "--config-env": "changes git's configuration", "--exec-path": _RUNS,
-}
-
-
-_GIT_SECRET_EXCLUDES = (
-    *(f":(exclude,glob)**/{g}" for g in SEARCH_EXCLUDE_GLOBS),
-    *(f":(exclude,glob)**/{d}/**" for d in sorted(SECRET_DIRS)),
-)
-
-
-def _pathspec_path(spec: str) -> str:
-    """The path part of a git pathspec with magic (``:(exclude)x``, ``:!x``, ``:/x``)."""
-    if spec.startswith(":("):
-        close = spec.find(")")
-        return spec[close + 1 :] if close != -1 else spec
-    if spec.startswith(":"):
-        rest = spec[1:].lstrip("/!^")
-        return rest[1:] if rest.startswith(":") else rest
-    return spec
-
-
-def _git_grep_without_secrets(rest: list[str], parsed: ParsedArgs, operands: list[str], root: Path) -> list[str]:
-    """Add pathspecs excluding secret files, so git grep -l cannot probe a tracked .env."""
-    if parsed.end < len(rest):
-        return [*rest, *_GIT_SECRET_EXCLUDES]
-    # Without "--", git takes revisions first, then paths (each must be unambiguous).
-    exists = [os.path.lexists(root / _pathspec_path(op)) for op in operands]
-    first_path = exists.index(True) if True in exists else len(operands)
-    if not all(exists[first_path:]):
-        return rest  # git will refuse the ambiguity itself; explicit secret paths were refused already
-    drop = set(parsed.positions[len(parsed.positions) - len(operands):])
-    kept = [arg for k, arg in enumerate(rest) if k not in drop]
-    return [*kept, *operands[:first_path], "--", *operands[first_path:], *_GIT_SECRET_EXCLUDES]
-
-
-def _git(args: list[str], stage: _Stage) -> list[str]:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        token = args[i]
-        if token == "-C" and i + 1 < len(args):
-            stage.path(args[i + 1])
-            i += 2
-        elif token in _GIT_SAFE_GLOBALS:
-            i += 1
-        else:
-            raise _forbidden(f"git {token} is not allowed: options before the subcommand can change git's "
-                             "configuration or repository, or run programs. Leave it out.")
-    if i == len(args):
-        raise _forbidden("git needs a subcommand; the allowed ones are: git ls-files, git grep -l.")
-    sub, rest = args[i], args[i + 1 :]
-    if sub == "ls-files":
-        parsed = parse_options("git ls-files", rest, _GIT_LS_FILES)
-        for value in parsed.values("-X", "--exclude-from"):
-            stage.path(value, reads=True)
-        for spec in parsed.positionals:
-            stage.path(_pathspec_path(spec))
-    elif sub == "grep":
-        parsed = parse_options("git grep", rest, _GIT_GREP)
-        for value in parsed.values("-f"):
-            stage.path(value, reads=True)
-        operands = _operands(parsed, ("-e", "-f"))
-        for spec in operands:
-            stage.path(_pathspec_path(spec), reads=True)
-        rest = _git_grep_without_secrets(rest, parsed, operands, stage.root)
-        if not _lists_files(parsed, _GIT_GREP_LISTING):
-            stage.ask("git grep:content", "git grep without -l prints matching lines, i.e. file contents; "
-                      "add -l to list the matching files instead.")
-        if parsed.has("--no-index", "--no-exclude-standard"):
-            stage.ask("git grep:ignored", "this git grep also searches files git ignores, such as .env.")
-    else:
-        refusal = git_refusal(sub)
-        if refusal:
-            raise _forbidden(refusal)
-        for token in rest:
-            name = token.partition("=")[0]
-            for refused, why in _GIT_ANY_FORBIDDEN.items():
-                if (len(name) > 2 and refused.startswith(name) and name.startswith("--")) or (
-                    not refused.startswith("--") and name.startswith(refused)
-                ):
-                    raise refuse_option(f"git {sub}", refused, why)
-        _check_every_word(rest, stage)
-        stage.ask(f"git {sub}", f"git {sub} is not one of the read-only file-finding commands ({', '.join(SOURCES)}).")
-    return ["git", *GIT_HARDENING, *args[: i + 1], *rest]
-
-
-# ---------------------------------------------------------------- filters, others
-_FILTER_OPTIONS = {
-    "head": OptionSpec(short_args="nc", long_args=frozenset({"--lines", "--bytes"})),
-    "tail": OptionSpec(
-        short_args="ncs",
-        long_args=frozenset({"--lines", "--bytes", "--sleep-interval", "--pid", "--max-unchanged-stats"}),
-    ),
-    "sort": OptionSpec(
-        short_args="ktS",
-        long_args=frozenset({"--key", "--field-separator", "--buffer-size", "--parallel", "--batch-size", "--sort"}),
-        forbidden={"-o": _WRITES, "--output": _WRITES, "--compress-program": _RUNS, "-T": _WRITES,
-                   "--temporary-directory": _WRITES, "--files0-from": "reads a list of files",
-                   "--random-source": "reads a file"},
-    ),
-    "uniq": OptionSpec(short_args="fsw", long_args=frozenset({"--skip-fields", "--skip-chars", "--check-chars"})),
-    "wc": OptionSpec(forbidden={"--files0-from": "reads a list of files"}),
-}
-
-
-def _filter(program: str, args: list[str], stage: _Stage) -> list[str]:
-    parsed = parse_options(program, args, _FILTER_OPTIONS[program])
+# ---------------------------------------------------------------- viewers, filters, others
+def _viewer(program: str, args: list[str], stage: _Stage) -> list[str]:
+    """cat, head, tail, wc, nl, file, stat, sort, uniq: read-only on files inside the project."""
+    parsed = parse_options(program, args, VIEWERS[program])
     if program == "uniq" and len(parsed.positionals) > 1:
         raise refuse_option("uniq", "OUTPUT", "writes its result into the second file named")
     for operand in parsed.positionals:
         stage.path(operand, reads=True)
-    if stage.first:
-        stage.ask(program, f"{program} is a filter: it may follow a file-finding command after '|', "
-                  "but on its own it reads file contents.")
-    elif parsed.positionals:
+    if not stage.first and parsed.positionals:
         stage.ask(f"{program}:files", f"{program} after '|' should filter the previous command's output; "
                   "with file arguments it reads file contents.")
+    elif not stage.first and program not in FILTERS:
+        stage.ask(program, f"{program} after '|' is not one of the filters (head, tail, sort, uniq, wc, grep).")
     return [program, *args]
+
+
+def _ps(args: list[str], stage: _Stage) -> list[str]:
+    """ps, but never with the environment of processes (BSD ``e``, ``-E``, formats naming env)."""
+    for arg in args:
+        if "env" in arg.lower() or (not arg.startswith("-") and "e" in arg) or (
+            arg.startswith("-") and not arg.startswith("--") and "E" in arg
+        ):
+            raise refuse_option("ps", arg, _PS_ENV)
+    return _other("ps", args, stage)
 
 
 _MARKER = re.compile(r"[=@<:]")
@@ -467,11 +368,13 @@ def _plan_stage(words: list[str], stage: _Stage) -> list[str]:
     if program == "grep":
         return _grep(args, stage)
     if program == "git":
-        return _git(args, stage)
+        return plan_git(args, stage)
     if program in ("rg", "fd", "fdfind"):
         return _rg(program, args, stage) if program == "rg" else _fd(program, args, stage)
-    if program in FILTERS:
-        return _filter(program, args, stage)
+    if program in VIEWERS:
+        return _viewer(program, args, stage)
+    if program == "ps":
+        return _ps(args, stage)
     return _other(program, args, stage)
 
 
@@ -491,8 +394,10 @@ def plan_command(command: str, project_root: Path) -> CommandPlan:
     """
     stages: list[tuple[str, ...]] = []
     approvals: list[Approval] = []
+    filter_secrets = False
     for index, words in enumerate(split_pipeline(command)):
         stage = _Stage(project_root, first=index == 0)
         stages.append(tuple(_plan_stage(words, stage)))
         approvals.extend(stage.approvals)
-    return CommandPlan(stages=tuple(stages), approvals=tuple(approvals))
+        filter_secrets = filter_secrets or stage.searches_content
+    return CommandPlan(stages=tuple(stages), approvals=tuple(approvals), filter_secrets=filter_secrets)

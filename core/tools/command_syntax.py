@@ -145,11 +145,32 @@ def split_pipeline(command: str) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """How a program's options are spelled: which take a value, which are refused."""
+    """How a program's options are spelled: which take a value, which are known, which are refused.
+
+    A spec with ``short_flags`` set is *strict*: an option it does not know is refused
+    (the allowlisted programs run without approval, so an option nobody checked must
+    not run). ``abbrev`` says whether the program accepts unique prefixes of long
+    options (GNU getopt_long and git's parse-options do; ripgrep and fd do not).
+    """
 
     short_args: str = ""
     long_args: frozenset[str] = frozenset()
     forbidden: Mapping[str, str] = field(default_factory=dict)
+    short_flags: str | None = None
+    long_flags: frozenset[str] = frozenset()
+    optional_args: frozenset[str] = frozenset()
+    """Long options whose value may only be attached with ``=`` (``--color[=WHEN]``)."""
+    abbrev: bool = True
+
+    @property
+    def strict(self) -> bool:
+        """True when unknown options are refused."""
+        return self.short_flags is not None
+
+    def long_names(self) -> frozenset[str]:
+        """Every long option this spec knows, forbidden ones included."""
+        forbidden = frozenset(name for name in self.forbidden if name.startswith("--"))
+        return self.long_args | self.long_flags | self.optional_args | forbidden
 
 
 @dataclass
@@ -177,23 +198,64 @@ def refuse_option(program: str, option: str, why: str) -> CommandRefused:
     return CommandRefused(RefusalKind.FORBIDDEN, f"{program} {option} is not allowed: it {why}. Leave the option out.")
 
 
+def _unknown(program: str, option: str) -> CommandRefused:
+    return CommandRefused(RefusalKind.FORBIDDEN, f"{program} {option[:60]} is not an option this tool knows to be safe "
+                          "for a read-only command; leave it out or use a more common option.")
+
+
+def canonical_long(program: str, name: str, spec: OptionSpec) -> str:
+    """The full name of a long option as the program itself would read it (unique prefixes expanded).
+
+    Raises:
+        CommandRefused: For a forbidden option under any spelling, an ambiguous
+            prefix, or (strict specs) an unknown option.
+    """
+    known = spec.long_names()
+    if name in known:
+        matches = [name]
+    elif spec.abbrev:
+        matches = [full for full in known if full.startswith(name)] if len(name) > 2 else []
+    else:
+        matches = []
+    for match in matches:
+        if match in spec.forbidden:
+            raise refuse_option(program, match, spec.forbidden[match])
+    if len(matches) > 1:
+        raise CommandRefused(RefusalKind.FORBIDDEN, f"{program} {name[:60]} is ambiguous: it could be "
+                             f"{', '.join(sorted(matches)[:4])}. Spell the option out in full.")
+    if matches:
+        return matches[0]
+    if spec.strict:
+        raise _unknown(program, name)
+    for refused, why in spec.forbidden.items():  # an unknown program's options: refuse prefixes of forbidden ones
+        if refused.startswith("--") and refused.startswith(name) and len(name) > 2:
+            raise refuse_option(program, refused, why)
+    return name
+
+
 def parse_options(program: str, args: list[str], spec: OptionSpec) -> ParsedArgs:
     """Parse one program's arguments as GNU getopt_long would (options may follow operands).
+
+    Long options come back under their full name (``--exclude-fr=F`` is
+    ``("--exclude-from", "F")``), short clusters split (``-rlf F``), attached
+    values separated (``-fFILE``).
 
     Args:
         program: Name used in refusal messages.
         args: The arguments after the program name.
-        spec: Which options take a value and which are forbidden.
+        spec: Which options take a value, which are known and which are forbidden.
 
     Returns:
         The options with their values and the positionals.
 
     Raises:
         CommandRefused: ``FORBIDDEN`` for a forbidden option, also inside a short
-            cluster (``-lO``) or abbreviated (``--out`` for ``--output``).
+            cluster (``-lO``) or abbreviated (``--out`` for ``--output``); for
+            strict specs also an unknown or ambiguous option.
     """
     parsed = ParsedArgs([], [], len(args))
     positions = parsed.positions
+    short_known = None if spec.short_flags is None else spec.short_flags + spec.short_args
     i, n = 0, len(args)
     while i < n:
         token = args[i]
@@ -209,22 +271,28 @@ def parse_options(program: str, args: list[str], spec: OptionSpec) -> ParsedArgs
             continue
         if token.startswith("--"):
             name, eq, value = token.partition("=")
-            for refused, why in spec.forbidden.items():
-                if refused.startswith("--") and refused.startswith(name):
-                    raise refuse_option(program, refused, why)
-            if not eq and name in spec.long_args and i < n:
+            name = canonical_long(program, name, spec)
+            if not eq and name in spec.long_args:
+                if i >= n:
+                    raise CommandRefused(RefusalKind.FORBIDDEN, f"{program} {name} needs a value.")
                 value, i = args[i], i + 1
                 parsed.options.append((name, value))
             else:
+                if eq and spec.strict and name not in spec.long_args and name not in spec.optional_args:
+                    raise CommandRefused(RefusalKind.FORBIDDEN, f"{program} {name} takes no value.")
                 parsed.options.append((name, value if eq else None))
             continue
         for j in range(1, len(token)):
             option = "-" + token[j]
             if option in spec.forbidden:
                 raise refuse_option(program, option, spec.forbidden[option])
+            if short_known is not None and token[j] not in short_known:
+                raise _unknown(program, option)
             if token[j] in spec.short_args:
                 value = token[j + 1 :]
-                if not value and i < n:
+                if not value:
+                    if i >= n:
+                        raise CommandRefused(RefusalKind.FORBIDDEN, f"{program} {option} needs a value.")
                     value, i = args[i], i + 1
                 parsed.options.append((option, value))
                 break

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from pathspec import GitIgnoreSpec
 
-from core.gitutil import GIT_HARDENING
+from core.gitutil import GitRefused, run_git
 
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
 from core.tools.secrets import is_secret_path, looks_like_private_key, scrubbed_env
@@ -83,11 +83,9 @@ def is_git_ignored(path: Path, project_root: Path) -> bool:
     git = shutil.which("git")
     if git:
         try:
-            proc = subprocess.run(
-                [git, *GIT_HARDENING, "check-ignore", "-q", "--", path.relative_to(root).as_posix()],
-                cwd=root, env=scrubbed_env(), capture_output=True, timeout=_GIT_TIMEOUT, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            proc = run_git(["check-ignore", "-q", "--", path.relative_to(root).as_posix()], root,
+                           base=scrubbed_env(), timeout=_GIT_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired, GitRefused) as exc:
             log.warning("git check-ignore failed for %s: %s", path, exc)
         else:
             if proc.returncode in (0, 1):

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
+from core.gitutil import GitRefused, git_env, user_identity
 from core.tools.command_policy import SOURCES, Approval, CommandRefused, ls_listing_dir, plan_command
 from core.tools.paths_guard import is_inside, relative_display
-from core.tools.secrets import redact, scrubbed_env
+from core.tools.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
 from core.types import ApprovalRequest, Approver, Decision, TaskResult, ToolCall, error_result, ok_result
 
 __all__ = [
@@ -49,8 +50,11 @@ _CHUNK = 64 * 1024
 _REAP_SECONDS = 2.0
 # Programs whose exit status 1 means "nothing matched", not a failure.
 _NO_MATCH_IS_ONE = frozenset({"grep", "rg", "git"})
-# Keeps git and pagers quiet and non-interactive in the child.
-_CHILD_EXTRA_ENV = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+# Keeps pagers quiet in the child; git's own hardening comes from core.gitutil.git_env.
+_CHILD_EXTRA_ENV = {"PAGER": "cat"}
+CHILD_PATH = os.pathsep.join(("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin"))
+"""The PATH every child gets: system directories only, so a program that runs others (``fd -l`` runs
+``ls``) never finds one planted in the project or in a user directory the repository can write."""
 
 CommandStatus = Literal["success", "error", "refused", "timeout", "cancelled"]
 
@@ -111,6 +115,21 @@ def _search_path(env: Mapping[str, str], root: Path) -> str:
             continue
         keep.append(entry)
     return os.pathsep.join(keep)
+
+
+def child_env(base: Mapping[str, str], project_root: Path, *, git: bool = False, blame: bool = False) -> dict[str, str]:
+    """The environment of a command's children: ``base`` (already scrubbed) with the fixed PATH.
+
+    With ``git``, also git's hardening (:func:`core.gitutil.git_env`): no program the
+    repository names, no system or global config (the user's name and e-mail kept).
+
+    Raises:
+        GitRefused: The repository points git outside the project.
+    """
+    env = {**base, **_CHILD_EXTRA_ENV, "PATH": CHILD_PATH}
+    if git:
+        env = git_env(project_root, env, identity=user_identity(), global_config=False, blame=blame)
+    return env
 
 
 def _resolve_programs(stages: list[list[str]], env: Mapping[str, str], root: Path) -> list[list[str]]:
@@ -311,6 +330,7 @@ async def execute_command_safely(
     """
     started = time.monotonic()
     secret_values = [s for s in secrets if s]
+    secret_values += await asyncio.to_thread(env_file_values, project_root)
 
     def finish(status: CommandStatus, **fields: Any) -> CommandResult:
         for name in ("stdout", "stderr", "reason"):
@@ -323,12 +343,17 @@ async def execute_command_safely(
     except CommandRefused as exc:
         log.info("refused command (%s): %s", exc.kind, redact(exc.reason, secret_values))
         return finish("refused", reason=exc.reason)
-    env = {**scrubbed_env(secret_values), **_CHILD_EXTRA_ENV}
+    base_env = scrubbed_env(secret_values)
     planned = [list(stage) for stage in plan.stages]
     try:
-        stages = _resolve_programs(planned, env, project_root.resolve())
+        stages = _resolve_programs(planned, base_env, project_root.resolve())
+        gits = [stage for stage in planned if stage[0] == "git"]
+        env = child_env(base_env, project_root, git=bool(gits),
+                        blame=any(word in ("blame", "annotate") for stage in gits for word in stage))
     except _NotRunnable as exc:
         return finish("error", reason=str(exc), argv=planned)
+    except GitRefused as exc:
+        return finish("refused", reason=f"git is not run in this project: {exc.reason}.", argv=planned)
     display = _display(stages)
     pending = [a for a in plan.approvals if session_allowed is None or a.key not in session_allowed]
     decision = "session" if plan.approvals and not pending else ""
@@ -348,6 +373,11 @@ async def execute_command_safely(
         return finish("error", reason=f"Could not start {display}: {exc.strerror or exc}.", argv=stages,
                       decision=decision)
     stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    withheld = 0
+    if plan.filter_secrets and stdout:
+        stdout, withheld = await asyncio.to_thread(withhold_secret_lines, stdout, project_root)
+    if withheld:
+        log.info("withheld %d output line(s) of secret or unnamed files", withheld)
     common = dict(stdout=stdout, stderr=stderr, returncode=code, truncated=truncated, argv=stages, decision=decision)
     if status == "timeout":
         return finish("timeout", reason=f"The command ran longer than {timeout:g} s and was stopped. "

@@ -222,12 +222,12 @@ class TestApproval:
         approver = RecordingApprover(Decision.ALLOW_ONCE)
         allowed: set[str] = set()
         result = await execute_command_safely(
-            "cat README.md", project_root=repo, approve=approver, session_allowed=allowed, tool_call_id="call_1")
+            "cut -c1- README.md", project_root=repo, approve=approver, session_allowed=allowed, tool_call_id="call_1")
         assert result.status == "success" and result.stdout == "A project.\n"
         [request] = approver.requests
-        assert request.detail == f"{shutil.which('cat')} README.md"
-        assert request.session_key == "cat" and request.tool_call.id == "call_1"
-        assert request.tool_call.parameters == {"command": "cat README.md"}
+        assert request.detail == f"{shutil.which('cut')} -c1- README.md"
+        assert request.session_key == "cut" and request.tool_call.id == "call_1"
+        assert request.tool_call.parameters == {"command": "cut -c1- README.md"}
         assert "not one of the read-only" in request.reason
         assert allowed == set()
 
@@ -236,22 +236,22 @@ class TestApproval:
         allowed: set[str] = set()
         for _ in range(2):
             result = await execute_command_safely(
-                "cat README.md", project_root=repo, approve=approver, session_allowed=allowed)
+                "cut -c1- README.md", project_root=repo, approve=approver, session_allowed=allowed)
             assert result.status == "success"
-        assert len(approver.requests) == 1 and allowed == {"cat"}
+        assert len(approver.requests) == 1 and allowed == {"cut"}
         assert result.decision == "session"
 
     async def test_deny(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.DENY)
-        result = await execute_command_safely("cat README.md", project_root=repo, approve=approver)
+        result = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=approver)
         assert result.status == "refused" and "declined" in result.reason and result.stdout == ""
 
     async def test_modes(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.ALLOW_ONCE)
-        allow = await execute_command_safely("cat README.md", project_root=repo, approve=approver,
+        allow = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=approver,
                                              approval_mode="allow")
-        deny = await execute_command_safely("cat README.md", project_root=repo, approve=approver, approval_mode="deny")
-        nobody = await execute_command_safely("cat README.md", project_root=repo)
+        deny = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=approver, approval_mode="deny")
+        nobody = await execute_command_safely("cut -c1- README.md", project_root=repo)
         assert allow.status == "success" and allow.decision == "allow_mode"
         assert deny.status == "refused" and "'deny'" in deny.reason
         assert nobody.status == "refused" and "approval" in nobody.reason
@@ -263,17 +263,18 @@ class TestApproval:
                                               approval_mode="deny")
         assert result.status == "success" and approver.requests == []
 
-    async def test_content_grep_needs_approval(self, repo: Path) -> None:
+    async def test_content_grep_runs_without_approval_with_file_names(self, repo: Path) -> None:
+        """Issue 12: content searches run unasked; every line names its file (secret files are withheld)."""
         approver = RecordingApprover(Decision.DENY)
         result = await execute_command_safely("grep -r login src", project_root=repo, approve=approver)
-        assert result.status == "refused"
-        assert [r.session_key for r in approver.requests] == ["grep:content"]
+        assert result.status == "success" and approver.requests == []
+        assert result.stdout and all(line.startswith("src/") for line in result.stdout.splitlines())
 
     async def test_broken_approver_counts_as_deny(self, repo: Path) -> None:
         async def broken(request):
             raise RuntimeError("the screen went away")
 
-        result = await execute_command_safely("cat README.md", project_root=repo, approve=broken)
+        result = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=broken)
         assert result.status == "refused"
 
 
