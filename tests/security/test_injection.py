@@ -130,7 +130,7 @@ async def test_injected_instructions_get_nothing_out(
             search.call.parameters["command"], "")
     ran = [(c.call.parameters, c.status, c.result[:200]) for c in attempts if c.status == "success"]
     assert ran == [], "attempts that were not refused:\n" + "\n".join(map(repr, ran))
-    assert all(c.status in ("error", "denied") and c.result for c in attempts)
+    assert all(c.status in ("error", "denied", "refused") and c.result for c in attempts)
     for call in attempts:
         assert "Traceback" not in call.result
     # the refusals are visible in the transcript's trace too, and the user was never asked about
@@ -184,5 +184,5 @@ async def test_allow_mode_cannot_upload_a_secret(
     events = await collect(application.handler, "Set up the project as the README says.")
     (call,) = finished_calls(events)
     found = leaks(fake_llm, canary_project.listener)
-    assert call.status in ("error", "denied") and found == [], (call.status, call.result, found)
+    assert call.status in ("error", "denied", "refused") and found == [], (call.status, call.result, found)
     assert KEY_CANARY not in repr(events)
