@@ -186,7 +186,9 @@ class McpServer:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             message = _describe(exc)
-            if self.state is ServerState.STARTING and _is_disconnect(exc):
+            if self.state is ServerState.STARTING and isinstance(_leaf(exc), TimeoutError):
+                message = f"did not start within {self.config.startup_timeout:g} seconds"
+            elif self.state is ServerState.STARTING and _is_disconnect(exc):
                 message = "the server exited during start-up"
             self._fail(message)
         finally:
@@ -351,10 +353,16 @@ async def _list_all_tools(session: Any) -> list[Any]:
     return tools
 
 
-def _is_disconnect(exc: BaseException) -> bool:
-    """True when ``exc`` (or the first of a group) says the other side went away."""
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups of the SDK's task groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _is_disconnect(exc: BaseException) -> bool:
+    """True when ``exc`` (or the first of a group) says the other side went away."""
+    exc = _leaf(exc)
     import anyio
 
     if isinstance(exc, (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, BrokenPipeError, ConnectionResetError)):
@@ -364,8 +372,7 @@ def _is_disconnect(exc: BaseException) -> bool:
 
 def _describe(exc: BaseException) -> str:
     """A readable one-line cause, unwrapping the SDK's exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = _leaf(exc)
     error = getattr(exc, "error", None)
     message = getattr(error, "message", None) or str(exc) or type(exc).__name__
     if isinstance(exc, OSError) or error is not None or message == type(exc).__name__:

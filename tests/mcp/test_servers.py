@@ -114,6 +114,27 @@ async def test_server_that_exits_at_start_never_blocks_a_turn(handler, start_ser
     assert isinstance(events[-1], ev.TurnCompleted)
 
 
+async def test_server_that_never_answers_times_out_at_start(handler, start_servers, fake_llm, tmp_path) -> None:
+    import sys
+
+    pid_file = tmp_path / "pid"
+    script = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    manager = await start_servers(mute={"command": sys.executable, "args": ["-c", script], "startup_timeout": 1})
+    mute = manager.servers["mute"]
+    assert mute.state is ServerState.FAILED and mute.last_error == "did not start within 1 seconds"
+    pid = int(pid_file.read_text())
+    await _wait_until(lambda: not _alive(pid))  # its process was ended, not left behind
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for our purpose
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
 async def test_hung_call_times_out_cancels_on_the_server_and_the_loop_stays_responsive(handler, start_servers, fake_llm, tmp_path) -> None:
     manager = await start_servers(tiny=server_entry("tiny", tool_timeout=1, env={"MARKER_DIR": str(tmp_path)}))
     assert manager.servers["tiny"].state is ServerState.READY
