@@ -97,7 +97,8 @@ async def test_approval_events_arrive_while_the_user_decides(make_handler, fake_
         ("find . -name '*.py'", "ask", None, "success"),
     ],
 )
-async def test_command_outcomes_are_told_apart(make_handler, fake_llm, command, approval_mode, answer, status):
+async def test_command_outcomes_are_told_apart(make_handler, fake_llm, tmp_path: Path, command, approval_mode, answer, status):
+    (tmp_path / "auth.py").write_text("def login(): ...\n")
     handler = make_handler(approval_mode=approval_mode)
     asked: list[Any] = []
 
