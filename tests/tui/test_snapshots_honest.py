@@ -44,13 +44,17 @@ def real_engine_app(settings: Settings, project: Path) -> tuple[AssistantApp, Fi
     return app, clock
 
 
-def answer_approval(clock: FixedClock, key: str, after: float) -> Any:
-    async def answer(pilot: Any) -> None:
+def send_and_answer(query: str, clock: FixedClock, key: str, after: float) -> Any:
+    """Send ``query``, answer the approval prompt with ``key`` ``after`` seconds, wait for the turn to end."""
+
+    async def run_before(pilot: Any) -> None:
+        await type_and_send(pilot, query)
         await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
         clock.advance(after)
         await pilot.press(key)
+        await settle(pilot, lambda: not pilot.app.turn_running)
 
-    return answer
+    return run_before
 
 
 class TestTraceApprovalWait:
@@ -62,13 +66,7 @@ class TestTraceApprovalWait:
         waited 4.1s for approval"; the status line counts "tools 1/10"."""
         fake_llm.script(Reply(text="Creating it.", tools=[Tool("touch", {"path": "notes.txt"})]), Reply(text="Created notes.txt."))
         app, clock = real_engine_app(real_settings, project)
-
-        async def run_before(pilot: Any) -> None:
-            await type_and_send(pilot, "create notes.txt")
-            await answer_approval(clock, "y", 4.1)(pilot)
-            await settle(pilot, lambda: not pilot.app.turn_running)
-
-        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+        assert snap_compare(app, terminal_size=SIZE, run_before=send_and_answer("create notes.txt", clock, "y", 4.1))
 
 
 class TestTraceOutcomes:
@@ -91,13 +89,7 @@ class TestTraceOutcomes:
             )
         )
         app, clock = real_engine_app(settings, project)
-
-        async def run_before(pilot: Any) -> None:
-            await type_and_send(pilot, "tidy up")
-            await answer_approval(clock, "n", 2.0)(pilot)
-            await settle(pilot, lambda: not pilot.app.turn_running)
-
-        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+        assert snap_compare(app, terminal_size=SIZE, run_before=send_and_answer("tidy up", clock, "n", 2.0))
 
 
 class TestIncompleteAnswer:
