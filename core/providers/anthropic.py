@@ -186,6 +186,12 @@ class ClaudeProvider(SDKProvider):
             raise ProviderError(
                 "incomplete", "The connection to Anthropic closed before the answer finished", retryable=True, partial="".join(text)
             )
+        closed = {call.id for call in calls}
+        for block in final.content or []:
+            if getattr(block, "type", "") == "tool_use" and block.id not in closed:
+                # Cut off by max_tokens before its content_block_stop: kept (last) so the loop answers it "not run".
+                params = block.input if isinstance(block.input, dict) else {}
+                calls.append(ToolCall(id=block.id, name=block.name, parameters=dict(params)))
         usage = anthropic_usage(final.usage).as_dict()
         yield ResponseComplete(
             content="".join(text),

@@ -304,7 +304,11 @@ class ToolCallAccumulator:
     def finish(self) -> list[ToolCallReady]:
         """Every call, in order, its arguments parsed; an unparseable one carries ``error`` and must not run."""
         ready: list[ToolCallReady] = []
+        seen: set[str] = set()
         for slot in self.slots:
+            if slot["id"] in seen:
+                slot["id"] = ""  # a server that repeats one id for several calls: each result needs its own
+            seen.add(slot["id"])
             error = ""
             try:
                 params = json.loads(slot["arguments"] or "{}")

@@ -1,0 +1,197 @@
+"""Wire compatibility: recorded and documented streams replayed byte for byte through the real SDKs.
+
+Each file in ``streams/`` starts with ``KEY: value`` header lines (``SOURCE`` names where
+the bytes come from; ``API``; optionally ``STATUS``, ``CONTENT-TYPE``, ``FRAMING``), a
+blank line, then the response body exactly as the server sent it. The fake server
+replays the body (:class:`tests.fake_llm.Raw`) to a real handler on the real
+``anthropic``/``openai`` SDK; every stream must end in the right answer, the right tool
+calls with a valid follow-up request (ids matching), or a precise error: never a
+traceback, never a silent truncation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import events as ev
+from core.config import Settings
+from core.handlers.passthrough import PassthroughHandler
+from tests.core.conftest import assert_history_valid, make_provider
+from tests.fake_llm import FakeLLM, Raw, Reply
+
+STREAMS = Path(__file__).parent / "streams"
+TOOL_NAMES = (
+    "get_weather", "get_current_weather", "read_file", "list_files", "write_file", "make_file",
+    "ask_internal_tool", "GetWeatherArgs", "get_stock_price",
+)
+
+
+@dataclass
+class Expect:
+    """What a stream must end in."""
+
+    text: str | None = None
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    stop: str = "end_turn"
+    not_run: int = 0
+    failed: tuple[str, str] | None = None  # (TurnFailed.reason, metadata error_kind)
+    thinking: str = ""
+    retried: bool = False
+
+
+EXPECT: dict[str, Expect] = {
+    "anthropic_basic_ping": Expect(text="Hello there!"),
+    "anthropic_tool_use_split_json": Expect(
+        text="I'll check the current weather in Paris for you.", calls=[("get_weather", {"location": "Paris"})], stop="tool_use"
+    ),
+    "anthropic_refusal": Expect(text="", stop="refusal"),
+    "anthropic_max_tokens_inside_tool_json": Expect(
+        text="I'll create a comprehensive tax guide for someone with multiple W2s and save it in a file called taxes.txt. Let me do that for you now.",
+        calls=[("make_file", {"filename": "taxes.txt", "lines_of_text": ["# COMPREHENSIVE TAX GUIDE FOR INDIVIDUALS WITH MULTIPLE W-2s", "", "## INTRODUCTION", ""]})],
+        stop="max_tokens",
+        not_run=1,
+    ),
+    "anthropic_server_tool_use": Expect(text="Let me search for that."),
+    "anthropic_server_tool_results_and_client_tool": Expect(text="", calls=[("ask_internal_tool", {"query": "test"})], stop="tool_use"),
+    "anthropic_unknown_extra_fields": Expect(text="Hello!"),
+    "anthropic_thinking_signature": Expect(
+        text="27 * 453 = 12,231", thinking="Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3"
+    ),
+    "anthropic_redacted_thinking_tool_use": Expect(
+        text="", calls=[("list_files", {"dir": "src"})], stop="tool_use", thinking="I need the file list first."
+    ),
+    "anthropic_error_event_mid_stream": Expect(failed=("llm_error", "overloaded")),
+    "anthropic_overloaded_before_first_byte": Expect(text="recovered", retried=True),
+    "anthropic_parallel_tool_use": Expect(
+        text="I'll read both files.", calls=[("read_file", {"path": "a.py"}), ("read_file", {"path": "bé.py"})], stop="tool_use"
+    ),
+    "anthropic_multiple_text_blocks": Expect(text="The grass is green. The sky is blue."),
+    "anthropic_unknown_block_types": Expect(text="Still fine."),
+    "anthropic_clean_close_mid_text": Expect(failed=("incomplete_response", "incomplete")),
+    "openai_length": Expect(text='{"', stop="max_tokens"),
+    "openai_refusal": Expect(text="I'm sorry, but I can't assist with that request.", stop="refusal"),
+    "openai_tool_args_many_chunks_usage": Expect(
+        text="", calls=[("GetWeatherArgs", {"city": "Edinburgh", "country": "GB", "units": "c"})], stop="tool_use"
+    ),
+    "openai_parallel_tool_calls": Expect(
+        text="",
+        calls=[("GetWeatherArgs", {"city": "Edinburgh", "country": "UK", "units": "c"}), ("get_stock_price", {"ticker": "AAPL", "exchange": "NASDAQ"})],
+        stop="tool_use",
+    ),
+    "openai_strict_tool": Expect(text="", calls=[("get_weather", {"city": "San Francisco", "state": "CA"})], stop="tool_use"),
+    "openai_non_strict_tool": Expect(text="", calls=[("get_weather", {"city": "New York City"})], stop="tool_use"),
+    "ollama_tool_call_without_index_finish_stop": Expect(text="", calls=[("get_current_weather", {"location": "Boston, MA"})], stop="tool_use"),
+    "ollama_parallel_calls_all_index_zero": Expect(
+        text="", calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})], stop="tool_use"
+    ),
+    "ollama_arguments_as_object_no_id": Expect(text="", calls=[("get_weather", {"city": "Oslo"})], stop="tool_use"),
+    "llamacpp_repeated_ids_distinct_index": Expect(
+        text="", calls=[("read_file", {"path": "a.py"}), ("read_file", {"path": "b.py"})], stop="tool_use"
+    ),
+    "lmstudio_id_repeated_every_chunk": Expect(text="", calls=[("read_file", {"path": "c.py"})], stop="tool_use"),
+    "vllm_reasoning_content": Expect(text="9.8 is greater than 9.11.", thinking="The user asks for 9.11 vs 9.8. 9.8 is larger."),
+    "vllm_reasoning_field": Expect(text="Done.", thinking="Short thought."),
+    "deepseek_reasoning_tool_call": Expect(
+        text="", calls=[("get_weather", {"location": "Hangzhou"})], stop="tool_use", thinking="I should check the weather tool."
+    ),
+    "openai_error_object_mid_stream": Expect(failed=("llm_error", "context_limit")),
+    "ollama_error_string_mid_stream": Expect(failed=("llm_error", "server")),
+    "openai_done_without_finish_reason": Expect(failed=("incomplete_response", "incomplete")),
+    # Cut inside a tool call's arguments before any text: retried, and the cut call never runs.
+    "openai_clean_close_mid_tool_arguments": Expect(text="recovered", retried=True),
+    "stream_options_rejected": Expect(text="recovered"),
+}
+
+
+def load(name: str) -> tuple[dict[str, str], bytes]:
+    """The header fields and the exact body bytes of ``streams/NAME.sse``."""
+    data = (STREAMS / f"{name}.sse").read_bytes()
+    head, _, body = data.partition(b"\n\n")
+    fields = dict(line.split(": ", 1) for line in head.decode().splitlines())
+    return fields, body
+
+
+def test_every_stream_names_its_source_and_has_an_expectation():
+    names = sorted(p.stem for p in STREAMS.glob("*.sse"))
+    assert names == sorted(EXPECT), "a stream without an expectation, or an expectation without a stream"
+    assert len(names) >= 25
+    for name in names:
+        fields, body = load(name)
+        assert fields.get("SOURCE") and fields.get("API") in {"anthropic", "openai"} and body, name
+
+
+def handler_for(api: str, fake: FakeLLM, tmp_path: Path) -> PassthroughHandler:
+    provider = make_provider(api, fake, max_retries=0)
+    handler = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=2))
+    handler.retry_base_delay = 0.01
+    for name in TOOL_NAMES:
+        handler.register_tool({"name": name, "input_schema": {"type": "object"}}, lambda params, name=name: f"ok {name}")
+    return handler
+
+
+@pytest.mark.parametrize("name", sorted(EXPECT))
+async def test_replayed_stream(name: str, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    fields, body = load(name)
+    api, expect = fields["API"], EXPECT[name]
+    raw = Raw(
+        body,
+        status=int(fields.get("STATUS", "200")),
+        content_type=fields.get("CONTENT-TYPE", "text/event-stream"),
+        framing=fields.get("FRAMING", "chunked"),
+    )
+    fake_llm.script(raw, Reply(text="recovered"))
+    handler = handler_for(api, fake_llm, tmp_path)
+    events = [event async for event in handler.stream_query("go")]
+    kinds = {e.kind for e in events}
+    assert "traceback" not in json.dumps([ev.event_to_dict(e) for e in events], default=str).lower()
+    retries = [e for e in events if isinstance(e, ev.Warning) and e.code == "retry"]
+    assert bool(retries) == expect.retried, [w.message for w in retries]
+    thinking = "".join(e.text for e in events if isinstance(e, ev.ThinkingDelta))
+    assert thinking == expect.thinking
+    if expect.failed:
+        failed = events[-1]
+        assert isinstance(failed, ev.TurnFailed), kinds
+        assert (failed.reason, failed.result["metadata"].get("error_kind")) == expect.failed, failed.message
+        assert "\n" not in failed.message and failed.message.strip()
+        assert_history_valid(handler.conversation_history)
+        return
+    first = next(e for e in events if isinstance(e, ev.AssistantMessage))
+    assert (first.content, first.stop_reason) == (expect.text, expect.stop)
+    assert [(c.name, c.parameters) for c in first.tool_calls] == expect.calls
+    assert isinstance(events[-1], ev.TurnCompleted), events[-1]
+    ran = [e.call.name for e in events if isinstance(e, ev.ToolCallStarted)]
+    assert ran == [name for name, _ in expect.calls][: len(expect.calls) - expect.not_run]
+    assert_history_valid(handler.conversation_history)
+    not_run = [e for e in events if isinstance(e, ev.ToolCallFinished) and e.status == "not_run"]
+    assert len(not_run) == expect.not_run
+    if first.tool_calls:
+        check_follow_up(api, fake_llm.requests[-1].body, [c.id for c in first.tool_calls], first)
+    if name == "stream_options_rejected":
+        assert "stream_options" in fake_llm.requests[0].body and "stream_options" not in fake_llm.requests[1].body
+        fake_llm.script(Reply(text="again"))
+        [event async for event in handler.stream_query("once more")]
+        assert "stream_options" not in fake_llm.requests[2].body, "remembered: not sent again"
+
+
+def check_follow_up(api: str, body: dict[str, Any], ids: list[str], message: ev.AssistantMessage) -> None:
+    """The request after a tool-calling message carries that message and one result per call, ids matching."""
+    assert len(set(ids)) == len(ids), f"tool call ids must be unique: {ids}"
+    messages = body["messages"]
+    if api == "anthropic":
+        assistant, results = messages[-2], messages[-1]
+        assert [b["id"] for b in assistant["content"] if b["type"] == "tool_use"] == ids
+        assert sorted(b["tool_use_id"] for b in results["content"] if b["type"] == "tool_result") == sorted(ids)
+        blocks = [b for b in assistant["content"] if b["type"] in ("thinking", "redacted_thinking")]
+        assert blocks == [dict(b) for b in message.thinking], "thinking goes back exactly as received"
+        return
+    position = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    assistant = messages[position]
+    assert [c["id"] for c in assistant["tool_calls"]] == ids
+    assert [m["tool_call_id"] for m in messages[position + 1 :]] == ids
+    reasoning = [b["text"] for b in message.thinking]
+    assert assistant.get("reasoning_content") == (reasoning[0] if reasoning else None)
