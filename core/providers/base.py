@@ -101,7 +101,6 @@ _HINTS: dict[str, str] = {
     "timeout": "The provider stopped responding; send again.",
     "server": "The provider had an internal error; try again.",
     "not_found": "The model or endpoint was not found; check the model name and base URL.",
-    "incomplete": "Send again to retry.",
     "context_limit": "The conversation is too long for the model; drop files from the context or /reset.",
     "content_filter": "The provider's content filter stopped the answer; rephrase the request.",
     "tool_rejected": "The provider rejected a tool call in the conversation; send again, or /reset if it repeats.",
