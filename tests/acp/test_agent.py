@@ -118,6 +118,8 @@ async def test_cancel_mid_stream(fake_llm, project):
 
 
 async def test_session_load_replays_the_conversation(fake_llm, project):
+    from acp import RequestError
+
     fake_llm.script(Reply(text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
     async with running_agent(project) as (conn, _, _):
         session = await conn.new_session(cwd=str(project))
@@ -125,6 +127,12 @@ async def test_session_load_replays_the_conversation(fake_llm, project):
 
     fake_llm.script(Reply(text="Still true."))
     async with running_agent(project) as (conn, client, _):
+        try:
+            await conn.load_session(cwd=str(project), session_id="20990101-000000-abcdef")
+        except RequestError as exc:
+            assert exc.code == -32602 and "20990101-000000-abcdef" in json.dumps(exc.data)
+        else:
+            raise AssertionError("loading an unknown session succeeded")
         listed = await conn.list_sessions(cwd=str(project))
         assert [s.session_id for s in listed.sessions] == [session.session_id]
         await conn.load_session(cwd=str(project), session_id=session.session_id)
@@ -139,18 +147,6 @@ async def test_session_load_replays_the_conversation(fake_llm, project):
     assert response.stop_reason == "end_turn"
     texts = [b.get("text") for m in fake_llm.requests[-1].messages for b in m["content"] if b.get("type") == "text"]
     assert texts[0] == "explain auth" and texts[-1] == "and now?"
-
-
-async def test_loading_an_unknown_session_is_an_error(fake_llm, project):
-    from acp import RequestError
-
-    async with running_agent(project) as (conn, _, _):
-        try:
-            await conn.load_session(cwd=str(project), session_id="20990101-000000-abcdef")
-        except RequestError as exc:
-            assert exc.code == -32602 and "20990101-000000-abcdef" in json.dumps(exc.data)
-        else:
-            raise AssertionError("loading an unknown session succeeded")
 
 
 def test_malformed_requests_get_json_rpc_errors_and_stdout_stays_protocol(fake_llm, project):
