@@ -37,6 +37,9 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
     TextContentBlock,
     TextResourceContents,
     UnstructuredCommandInput,
@@ -55,6 +58,13 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id=Decision.ALLOW_SESSION.value, name="Allow always (this session)", kind="allow_always"),
     PermissionOption(option_id=Decision.DENY.value, name="Reject", kind="reject_once"),
 ]
+
+MODES = [
+    SessionMode(id="ask", name="Ask", description="Ask before tool calls that change things (aider edits, commands outside the read-only list)"),
+    SessionMode(id="allow", name="Allow all", description="Run every tool call without asking"),
+    SessionMode(id="deny", name="Read-only", description="Deny every tool call that would change things"),
+]
+"""Session modes: our approval modes (``approval_mode``), switchable from the client."""
 
 COMMANDS = [
     ("plan", "A step-by-step plan, shown as a checklist", "what to plan"),
@@ -127,7 +137,7 @@ class AssistantAgent:
         notices = await asyncio.to_thread(self._start, application, None)
         session = self._register(application)
         self._later(self._after_open(session, notices))
-        return NewSessionResponse(session_id=session.id)
+        return NewSessionResponse(session_id=session.id, modes=_modes(application))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any) -> LoadSessionResponse:
         """Reopen a saved session and replay its conversation as session updates."""
@@ -138,13 +148,13 @@ class AssistantAgent:
             history = list(live.application.handler.conversation_history)
             await self._replay(live, history)
             self._later(self._send_commands(live))
-            return LoadSessionResponse()
+            return LoadSessionResponse(modes=_modes(live.application))
         application = await self._application(cwd)
         notices = await asyncio.to_thread(self._start, application, session_id)
         session = self._register(application)
         await self._replay(session, list(application.handler.conversation_history))
         self._later(self._after_open(session, notices))
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=_modes(application))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> ListSessionsResponse:
         """The saved sessions of the project at ``cwd``, most recent first."""
@@ -183,6 +193,15 @@ class AssistantAgent:
         self.sessions.clear()
         for task in list(self._background):
             task.cancel()
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
+        """Switch the session's approval mode (ask, allow, deny); it applies from the next tool call."""
+        session = self._session(session_id)
+        if mode_id not in {mode.id for mode in MODES}:
+            raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}; the modes are ask, allow and deny"})
+        session.application.handler.config.approval_mode = mode_id
+        log.info("ACP session %s: approval mode %s", session_id, mode_id)
+        return SetSessionModeResponse()
 
     # -- turns -------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
@@ -369,6 +388,10 @@ class AssistantAgent:
         task = asyncio.create_task(run())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _modes(application: Any) -> SessionModeState:
+    return SessionModeState(current_mode_id=application.settings.approval_mode, available_modes=MODES)
 
 
 def prompt_text(blocks: list[Any], project_root: Path) -> str:

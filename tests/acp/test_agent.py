@@ -44,6 +44,8 @@ async def test_a_prompt_with_a_tool_call_streams_updates_and_is_recorded(fake_ll
 
 
 async def test_a_permission_request_is_answered_before_the_tool_runs(fake_llm, project):
+    from acp import RequestError
+
     edit = Tool("aiderAutomatic", {"prompt": "Add a docstring to login", "file_context": ["auth.py"]})
     fake_llm.script(Reply(text="Editing.", tools=[edit]), Reply(text="I was not allowed to edit."))
     client = RecordingClient()
@@ -58,6 +60,17 @@ async def test_a_permission_request_is_answered_before_the_tool_runs(fake_llm, p
     async with running_agent(project, client=client) as (conn, _, _):
         session = await conn.new_session(cwd=str(project))
         response = await prompt(conn, session.session_id, "document login")
+        # the read-only mode denies without asking
+        assert session.modes.current_mode_id == "ask" and [m.id for m in session.modes.available_modes] == ["ask", "allow", "deny"]
+        await conn.set_session_mode(session_id=session.session_id, mode_id="deny")
+        fake_llm.script(Reply(tools=[edit]), Reply(text="Read-only, then."))
+        await prompt(conn, session.session_id, "try again")
+        try:
+            await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+        except RequestError as exc:
+            assert exc.code == -32602
+        else:
+            raise AssertionError("an unknown mode was accepted")
 
     assert response.stop_reason == "end_turn"
     [(tool_call, options)] = client.permissions
@@ -67,6 +80,7 @@ async def test_a_permission_request_is_answered_before_the_tool_runs(fake_llm, p
     done = client.of("tool_call_update")[-1]
     assert done.status == "failed" and "Denied" in done.content[0].content.text
     assert "Denied" in json.dumps(fake_llm.requests[1].messages[-1])
+    assert len(client.permissions) == 1 and "approval_mode=deny" in json.dumps(fake_llm.requests[-1].messages[-1])
     assert (project / "auth.py").read_text() == "def login(user):\n    return True\n"
 
 
