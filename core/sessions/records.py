@@ -42,6 +42,9 @@ LOCK_SUFFIX = ".lock"
 # Every user record starts with exactly these bytes (see ``encode``), which lets
 # the session list count turns without parsing JSON.
 USER_PREFIX = b'{"kind":"user"'
+# A retracted error record (its question went back to the prompt) ends with exactly these
+# bytes: ``retracted`` is its last field, and JSON escapes any quote inside the message.
+RETRACTED_SUFFIX = b',"retracted":true}\n'
 
 _ID_RE = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 _ID_PREFIX_RE = re.compile(r"^[0-9a-f-]{1,22}$")

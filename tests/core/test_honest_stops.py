@@ -195,7 +195,7 @@ async def test_openai_error_codes_in_the_stream(make_handler, fake_llm):
 async def test_resending_after_a_failed_call_makes_the_same_request(make_handler, fake_llm, provider_kind, tmp_path):
     handler = make_handler(provider_kind)
     handler.wall_clock = lambda: "2026-01-01 09:00 UTC"  # the per-turn time part, fixed so the two sends can be compared
-    writer = SessionWriter(Session(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
+    writer = SessionWriter(Session(id="20260101-000000-abcdef", path=tmp_path / "20260101-000000-abcdef.jsonl", project_root=tmp_path, created=0.0))
     handler.add_observer(SessionRecorder(writer))
     fake_llm.script(Reply(text="first answer"))
     await collect(handler, "earlier question")
@@ -212,8 +212,11 @@ async def test_resending_after_a_failed_call_makes_the_same_request(make_handler
     contents = [m["content"] for m in handler.conversation_history]
     assert contents == ["earlier question", "first answer", "the question", "the answer"]
     writer.close()
-    loaded = load_session(tmp_path / "s.jsonl")
+    loaded = load_session(tmp_path / "20260101-000000-abcdef.jsonl")
     assert [m["content"] for m in loaded.messages] == contents
+    from core.sessions.index import summarize
+
+    assert summarize(tmp_path)["20260101-000000-abcdef"]["turns"] == 2, "the resent question is one turn in /sessions"
 
 
 # -- headless: -p exits 1 on an incomplete answer ---------------------------------------------
