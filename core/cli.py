@@ -75,6 +75,13 @@ def _error(message: str) -> None:
     sys.stderr.write(f"assistant-tui: {visible_controls(message)}\n")
 
 
+STOP_NOTES = {
+    "max_tokens": "the answer stopped at the model's output limit (max_tokens); run `assistant-tui -c -p /continue` for the rest",
+    "refusal": "the model refused to answer",
+    "content_filter": "the provider's content filter stopped the answer",
+}
+"""What plain headless output adds on stderr when the answer ended for one of these reasons."""
+
 TUILauncher = Callable[..., None]
 
 
@@ -200,6 +207,9 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
 
             sys.stdout.write(visible_controls(final.result.get("content", "")).rstrip("\n") + "\n")
             sys.stdout.flush()
+            note = STOP_NOTES.get((final.result.get("metadata") or {}).get("stop_reason", ""))
+            if note:
+                _error(note)
         return EXIT_OK
     _error(final.message if final else "the turn ended without a result")
     return EXIT_FAILED

@@ -239,3 +239,14 @@ async def test_print_mode_fails_on_a_clean_close_mid_answer(fake_llm, tmp_path, 
     message = next(e for e in events if e["kind"] == "assistant_message")
     assert (message["content"], message["interrupted"], message["stop_reason"]) == (ANSWER[:24], True, "incomplete")
     assert events[-1]["kind"] == "turn_failed" and events[-1]["reason"] == "incomplete_response"
+
+
+def test_print_mode_says_when_the_answer_hit_the_output_limit(fake_llm, tmp_path):
+    from tests.core.test_cli import run_cli
+
+    fake_llm.script(Reply(text="Cut here", stop_reason="length"))
+    out = run_cli(["-p", "long", "--provider", "openai"], tmp_path)
+    assert (out.returncode, out.stdout) == (0, "Cut here\n")
+    assert out.stderr == (
+        "assistant-tui: the answer stopped at the model's output limit (max_tokens); run `assistant-tui -c -p /continue` for the rest\n"
+    )
