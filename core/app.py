@@ -70,9 +70,11 @@ class Application:
     def _build_mcp(self) -> Any:
         """The MCP servers of the config files (none with ``--no-mcp``); nothing starts yet."""
         from core.mcp import McpConfig, McpManager, load_mcp_config
+        from core.mcp.config import refuse_secrets
 
         if self.settings.mcp_enabled:
             config = load_mcp_config(self.project_root, extra_file=self.settings.mcp_config or None)
+            refuse_secrets(config, self.settings.secrets())
         else:
             config = McpConfig()
         for problem in config.errors:

@@ -244,3 +244,13 @@ def _add_servers(config: McpConfig, table: Any, source: str, environ: Mapping[st
         except McpConfigError as exc:
             config.errors.append(str(exc))
             config.servers.pop(name, None)
+
+
+def refuse_secrets(config: McpConfig, secrets: list[str]) -> None:
+    """Drop servers whose args, env or headers carry one of our secret values (an API key pasted into a server's config)."""
+    values = [secret for secret in secrets if len(secret) >= 8]
+    for name, server in list(config.servers.items()):
+        texts = [*server.args, *server.env.values(), *server.headers.values(), server.url, server.command]
+        if any(secret in text for secret in values for text in texts):
+            del config.servers[name]
+            config.errors.append(f"MCP server {name!r} in {server.source}: its config contains our provider API key, which is never passed to a server")

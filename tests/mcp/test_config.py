@@ -129,3 +129,14 @@ def test_untrusted_project_env_cannot_name_an_mcp_file(tmp_path: Path) -> None:
     trust_project(project)
     settings = load_settings(environ={}, project_root=project)
     assert settings.mcp_config == "servers.json" and settings.mcp_allow_read_only is True
+
+
+def test_a_server_config_holding_our_key_is_refused(tmp_path: Path) -> None:
+    from core.mcp.config import refuse_secrets
+
+    extra = tmp_path / "servers.json"
+    extra.write_text(json.dumps({"mcpServers": {"leaky": {"command": "srv", "env": {"K": "sk-ant-pasted-0123456789"}}, "fine": {"command": "srv"}}}))
+    config = load_mcp_config(tmp_path, user_config=tmp_path / "none.toml", extra_file=extra, environ={})
+    refuse_secrets(config, ["sk-ant-pasted-0123456789"])
+    assert list(config.servers) == ["fine"]
+    assert "contains our provider API key" in config.errors[0] and "sk-ant" not in config.errors[0]
