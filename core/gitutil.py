@@ -54,7 +54,6 @@ FORCED_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.alternateRefsCommand", DISABLED),
     ("core.attributesFile", ""),
     ("core.excludesFile", ""),
-    ("diff.external", ""),
     ("diff.tool", ""),
     ("merge.tool", ""),
     ("gpg.program", DISABLED),
@@ -92,6 +91,10 @@ FORCED_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.quotePath", "false"),
 )
 _PROTOCOLS = ("ext", "fd", "file", "git", "http", "https", "ssh", "ftp", "ftps", "rsync", "testgit")
+
+# Fixed keys pinned only when the listed config sets them: an always-on pin would break every
+# `git diff` that lacks --no-ext-diff (aider's GitPython, mcp-server-git): git runs the empty command.
+_LISTED_ONLY: dict[str, str] = {"diff.external": DISABLED}
 
 # Keys whose middle part is chosen by the config: (section, variable or None for any) -> forced value.
 _NAMED_KEYS: dict[tuple[str, str | None], str] = {
@@ -174,6 +177,9 @@ def named_overrides(keys: Sequence[str]) -> list[tuple[str, str]]:
     for key in keys:
         section, _, rest = key.partition(".")
         section, variable = section.lower(), rest.rpartition(".")[2].lower()
+        if key.lower() in _LISTED_ONLY:
+            pins[key] = _LISTED_ONLY[key.lower()]
+            continue
         if not rest:
             continue
         if (section, None) in _NAMED_KEYS:

@@ -110,7 +110,9 @@ def test_the_fixture_covers_every_documented_program_key_and_hook(hostile_repo: 
         assert source.startswith(("git-config(1)", "gitattributes(5)", "githooks(5)", "gitcredentials(7)",
                                   "git-remote-ext(1)", "git-interpret-trailers(1)")), key
     assert len(HOOKS) == 28 and all((hostile_repo / ".git/hooks" / h).exists() for h in HOOKS)
-    forced = {key.lower() for key, _ in FORCED_CONFIG}
+    from core.gitutil import _LISTED_ONLY
+
+    forced = {key.lower() for key, _ in FORCED_CONFIG} | set(_LISTED_ONLY)  # diff.external: pinned when listed
     for key, kind, _ in PROGRAM_KEYS:  # fixed-name keys are pinned; named ones are found by listing
         if key.count(".") == 1 and kind != "include" and not key.lower().startswith(("pager.", "alias.", "sendemail.")):
             assert key.lower() in forced or key.lower() in {"help.format", "remote.origin.url"}, key
@@ -191,3 +193,15 @@ def test_a_gitfile_pointing_outside_is_refused(tmp_path: Path) -> None:
     (tmp_path / "wt" / ".git" / "config").write_text("[core]\n\tworktree = /\n")
     with pytest.raises(GitRefused, match="core.worktree"):
         git_env(tmp_path / "wt")
+
+
+def test_hardened_git_diff_still_works_in_a_plain_repository(tmp_path: Path) -> None:
+    """Third-party git (aider's GitPython, mcp-server-git) runs `git diff` without --no-ext-diff:
+    the hardening must not break it where the repository names no external diff."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "a.txt").write_text("hello\n")
+    subprocess.run(["git", "add", "a.txt"], cwd=tmp_path, check=True)
+    env = dict(os.environ)
+    harden_git_environment(env, cwd=tmp_path)
+    done = subprocess.run(["git", "diff", "--cached"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and "+hello" in done.stdout, done.stderr
