@@ -21,6 +21,7 @@ import logging
 import os
 import shutil
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 from core.mcp.config import McpServerConfig
@@ -48,15 +49,31 @@ class McpCallError(RuntimeError):
 
 
 def server_environment(config: McpServerConfig, command_path: str) -> dict[str, str]:
-    """The variables a stdio server gets from us: a minimal PATH, git hardening, then its config's env."""
+    """The variables a stdio server gets from us: a minimal PATH, git's hardening, then its config's env.
+
+    The hardening pins the programs the repository's own git config names (filters,
+    diff drivers...) for the repository the server works in: its ``cwd``, or the
+    ``--repository`` argument of a git server.
+    """
     from core.gitutil import harden_git_environment
 
     directory = os.path.dirname(command_path)
     path = MINIMAL_PATH if not directory or directory in MINIMAL_PATH.split(":") else f"{directory}:{MINIMAL_PATH}"
     env: dict[str, str] = {"PATH": path}
-    harden_git_environment(env)
+    repository = _repository(config)
+    harden_git_environment(env, cwd=repository)
     env.update(config.env)
     return env
+
+
+def _repository(config: McpServerConfig) -> Path | None:
+    args = list(config.args)
+    for flag in ("--repository", "-r"):
+        if flag in args[:-1]:
+            candidate = Path(args[args.index(flag) + 1]).expanduser()
+            if candidate.is_dir():
+                return candidate
+    return Path(config.cwd) if config.cwd and os.path.isdir(config.cwd) else None
 
 
 def resolve_command(command: str) -> str:
@@ -216,7 +233,8 @@ class McpServer:
             cwd = self.config.cwd or None
             if cwd is not None and not os.path.isdir(cwd):
                 raise McpCallError(f"cwd {cwd!r} is not a directory")
-            params = StdioServerParameters(command=command, args=list(self.config.args), env=server_environment(self.config, command), cwd=cwd)
+            env = await asyncio.to_thread(server_environment, self.config, command)  # lists the repository's git config
+            params = StdioServerParameters(command=command, args=list(self.config.args), env=env, cwd=cwd)
             read_fd, write_fd = os.pipe()
             errlog = os.fdopen(write_fd, "w")
             try:

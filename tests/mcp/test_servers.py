@@ -73,8 +73,9 @@ async def test_time_server_tool_result_reaches_the_next_request(handler, start_s
 
 
 async def test_git_server_in_a_hostile_repository(handler, start_servers, fake_llm, tmp_path) -> None:
-    """mcp-server-git reads the log of a repository whose .git/config names an fsmonitor program:
-    the program never runs (git's hardening reaches the server), and the log reaches the model."""
+    """mcp-server-git in a repository whose .git/config names programs (fsmonitor, external diff, a
+    clean filter): none runs (git's hardening, pinned for that repository, reaches the server), and
+    the results reach the model."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com"]
@@ -86,21 +87,30 @@ async def test_git_server_in_a_hostile_repository(handler, start_servers, fake_l
     hook = repo / "fsmonitor.sh"
     hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
     hook.chmod(0o755)
-    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", str(hook)], check=True)
+    for key in ("core.fsmonitor", "diff.external", "filter.ev.clean"):
+        subprocess.run(["git", "-C", str(repo), "config", key, str(hook)], check=True)
+    (repo / ".gitattributes").write_text("*.txt filter=ev\n")
+    (repo / "b.txt").write_text("new\n")
 
     manager = await start_servers(git=server_entry("git", repository=str(repo)))
     assert manager.servers["git"].state is ServerState.READY, manager.servers["git"].last_error
     fake_llm.script(
-        Reply(tools=[Tool("mcp__git__git_status", {"repo_path": str(repo)}), Tool("mcp__git__git_log", {"repo_path": str(repo), "max_count": 5})]),
+        Reply(tools=[
+            Tool("mcp__git__git_status", {"repo_path": str(repo)}),
+            Tool("mcp__git__git_log", {"repo_path": str(repo), "max_count": 5}),
+            Tool("mcp__git__git_add", {"repo_path": str(repo), "files": ["b.txt"]}),
+            Tool("mcp__git__git_diff_staged", {"repo_path": str(repo)}),
+        ]),
         Reply("One commit."),
     )
     events = await run_turn(handler, "What happened in the repo?")
 
     assert isinstance(events[-1], ev.TurnCompleted)
-    status, log_block = tool_results(fake_llm)
+    status, log_block, add, diff = tool_results(fake_llm)
     assert "On branch" in result_text(status)
     assert "first commit from the test" in result_text(log_block)
-    assert not marker.exists(), "the repository's core.fsmonitor program ran"
+    assert "staged successfully" in result_text(add) and "+new" in result_text(diff)
+    assert not marker.exists(), "a program named by the repository's config ran"
 
 
 async def test_server_that_exits_at_start_never_blocks_a_turn(handler, start_servers, fake_llm) -> None:
@@ -251,8 +261,12 @@ async def test_server_environment_is_only_its_config(handler, start_servers, fak
     assert environment["GIVEN_BY_CONFIG"] == "yes"
     assert environment["PATH"].endswith("/usr/local/bin:/usr/bin:/bin")
     assert environment["GIT_CONFIG_COUNT"]  # git hardening
+    from core.gitutil import harden_git_environment
+
+    hardening: dict[str, str] = {}
+    harden_git_environment(hardening)
     sdk_identity = {"HOME", "LOGNAME", "SHELL", "TERM", "USER", "LC_CTYPE"}
-    extra = {k for k in environment if not k.startswith("GIT_CONFIG_")} - sdk_identity - {"GIVEN_BY_CONFIG", "PATH"}
+    extra = {k for k in environment if not k.startswith("GIT_CONFIG_")} - sdk_identity - set(hardening) - {"GIVEN_BY_CONFIG", "PATH"}
     assert not extra, f"unexpected variables reached the server: {sorted(extra)}"
 
 
