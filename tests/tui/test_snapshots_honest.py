@@ -1,9 +1,9 @@
 """SVG snapshots of issue 11: a trace that tells the truth and answers that say how they ended.
 
 Each class is one feature; each docstring says what the snapshot should show. The
-trace classes drive the real engine against the fake server (a manual clock makes
-the durations exact); the chat classes feed the handler's events through the same
-renderer with a scripted handler. Accept new baselines with ``--snapshot-update``
+classes drive the real engine against the fake server (a manual clock makes the
+durations exact); the mid-stream thinking snapshot feeds events through the same
+renderer with a scripted handler (a stream paused at a known point). Accept new baselines with ``--snapshot-update``
 after looking at them.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from core import events as ev
 from core.config import Settings
 from core.types import ok_result
-from tests.fake_llm import FakeLLM, Reply, Tool
+from tests.fake_llm import CleanClose, FakeLLM, Reply, Tool
 from tests.tui.conftest import TOUCH_SPEC, FixedClock, Gate, settle
 from tests.tui.test_snapshots import SIZE, build, chat_text, send, type_and_send
 from tui.app import AssistantApp, make_app
@@ -49,7 +49,7 @@ def send_and_answer(query: str, clock: FixedClock, key: str, after: float) -> An
 
     async def run_before(pilot: Any) -> None:
         await type_and_send(pilot, query)
-        await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
+        await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen", timeout=30)
         clock.advance(after)
         await pilot.press(key)
         await settle(pilot, lambda: not pilot.app.turn_running)
@@ -93,37 +93,28 @@ class TestTraceOutcomes:
 
 
 class TestIncompleteAnswer:
-    """The stream ended before the provider said the answer was complete."""
+    """The stream ended (a clean ``Connection: close``) before the provider said the answer was complete."""
 
-    def test_incomplete(self, snap_compare, settings, project):
+    def test_incomplete(self, snap_compare, real_settings, project, fake_llm: FakeLLM):
         """The partial answer stays, with a red bar and "■ incomplete: the connection closed before
         the answer finished" (not "interrupted"); a red "The answer is incomplete" box says how many
-        characters arrived; the question is back in the prompt to send again."""
+        characters arrived (70); the question is back in the prompt to send again."""
         partial = "The login flow starts in `src/auth.py`, where `login(user)` checks the"
-        message = f"The connection closed before the answer finished; {len(partial)} characters arrived; send again to retry."
-        script = [
-            ev.TurnStarted(query="", subtask_id="s1"),
-            *[ev.TextDelta(text=partial[i : i + 9]) for i in range(0, len(partial), 9)],
-            ev.AssistantMessage(content=partial, interrupted=True, stop_reason="incomplete"),
-            ev.TurnFailed(reason="incomplete_response", message=message, result={"status": "FAILED", "content": message, "metadata": {}}),
-        ]
-        assert snap_compare(build(settings, project, script), terminal_size=SIZE, run_before=send("how does login work?"))
+        fake_llm.script(CleanClose(Reply(text=partial, chunk=9), drop_last=2))  # no message_delta, no message_stop
+        app, _ = real_engine_app(real_settings, project)
+        assert snap_compare(app, terminal_size=SIZE, run_before=send("how does login work?"))
 
 
 class TestOutputLimit:
-    """An answer cut by the output limit (max_tokens)."""
+    """An answer cut by the output limit (``stop_reason: max_tokens``)."""
 
-    def test_max_tokens(self, snap_compare, settings, project):
+    def test_max_tokens(self, snap_compare, real_settings, project, fake_llm: FakeLLM):
         """The answer as far as it got, with a yellow bar and "▲ output limit reached: the answer
         stops here · send /continue to have the model go on"; the turn itself completed (no error box)."""
         text = "Here are the steps:\n\n1. Read `src/auth.py`\n2. Add tests for `login()`\n3. Add type hints to"
-        script = [
-            ev.TurnStarted(query="", subtask_id="s1"),
-            *[ev.TextDelta(text=text[i : i + 8]) for i in range(0, len(text), 8)],
-            ev.AssistantMessage(content=text, final=True, stop_reason="max_tokens"),
-            ev.TurnCompleted(result={"status": "COMPLETE", "content": text, "metadata": {"stop_reason": "max_tokens"}}),
-        ]
-        assert snap_compare(build(settings, project, script), terminal_size=SIZE, run_before=send("plan the auth work"))
+        fake_llm.script(Reply(text=text, chunk=8, stop_reason="max_tokens"))
+        app, _ = real_engine_app(real_settings, project)
+        assert snap_compare(app, terminal_size=SIZE, run_before=send("plan the auth work"))
 
 
 THOUGHT = (
@@ -135,17 +126,12 @@ THOUGHT = (
 class TestThinking:
     """The model's reasoning, streamed into the chat."""
 
-    def test_collapsed_thinking(self, snap_compare, settings, project):
+    def test_collapsed_thinking(self, snap_compare, real_settings, project, fake_llm: FakeLLM):
         """Above the answer, a dimmed "▶ Thought · 23 words" line (collapsed: the reasoning itself
         is not shown), then the answer "Login is in `src/auth.py`."."""
-        script = [
-            ev.TurnStarted(query="", subtask_id="s1"),
-            *[ev.ThinkingDelta(text=THOUGHT[i : i + 11]) for i in range(0, len(THOUGHT), 11)],
-            *[ev.TextDelta(text=part) for part in ("Login is in ", "`src/auth.py`.")],
-            ev.AssistantMessage(content="Login is in `src/auth.py`.", final=True, stop_reason="end_turn"),
-            ev.TurnCompleted(result={"status": "COMPLETE", "content": "", "metadata": {}}),
-        ]
-        assert snap_compare(build(settings, project, script), terminal_size=SIZE, run_before=send("where is login?"))
+        fake_llm.script(Reply(thinking=THOUGHT, text="Login is in `src/auth.py`.", chunk=11))
+        app, _ = real_engine_app(real_settings, project)
+        assert snap_compare(app, terminal_size=SIZE, run_before=send("where is login?"))
 
     def test_thinking_while_it_streams(self, snap_compare, settings, project):
         """Mid-stream: a dimmed "▶ Thinking… · 11 words" line and the status line saying "thinking…"."""
