@@ -36,7 +36,10 @@ STOPWORDS = frozenset(
 
 _IDENT = re.compile(r"[A-Za-z0-9_]+")
 _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_MENTION = re.compile(r"[\w./\\-]*\w\.\w+|[\w.-]+(?:/[\w.-]+)+")
+FILE_MENTION = re.compile(r"[\w./\\-]*\w\.\w+|[\w.-]+(?:/[\w.-]+)+")
+"""A file-like word: a name with an extension (``auth.py``), or a path with a slash (``src/app``, ``/abs/x.ts``).
+
+The one definition of a file mention, for relevance ranking, the model's file choice and aider's files."""
 
 
 def normalise(token: str) -> str:
@@ -65,9 +68,17 @@ def tokens(text: str) -> list[str]:
 
 
 def mentions(text: str) -> list[str]:
-    """File-like words in a text (``auth.py``, ``src/app/main.ts``, ``core/memory``), in order."""
-    found = [m.group(0).strip("./\\").replace("\\", "/") for m in _MENTION.finditer(text)]
+    """File-like words in a text (``auth.py``, ``src/app/main.ts``, ``core/memory``), relative, in order, once each."""
+    found = [_relative(m.group(0)) for m in FILE_MENTION.finditer(text)]
     return [m for m in dict.fromkeys(found) if m]
+
+
+def _relative(mention: str) -> str:
+    """``./src/x.py`` -> ``src/x.py``, ``/abs/x.py`` -> ``abs/x.py``, a sentence's final dot dropped; ``.github/`` kept."""
+    mention = mention.replace("\\", "/").rstrip("./")
+    while mention.startswith("./"):
+        mention = mention[2:]
+    return mention.lstrip("/")
 
 
 @dataclass

@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
+from core.memory.relevance import mentions
+
 MAX_LISTED = 300
 """Most files described to the model in one request."""
 
@@ -117,19 +119,15 @@ def parse_selection(text: str, known: Sequence[str]) -> list[tuple[str, float]] 
 
 def mentioned_paths(text: str, known: Iterable[str]) -> list[tuple[str, float]]:
     """Known paths named in free text: whole paths, or file names that are unique among them."""
-    known = list(known)
-    found: dict[str, int] = {}
+    by_key: dict[str, str] = {}
     by_name: dict[str, list[str]] = {}
     for path in known:
+        by_key[_key(path)] = path
         by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-    for path in known:
-        match = re.search(rf"(?<![\w./-]){re.escape(_key(path))}(?![\w/-])", text)
-        if match:
-            found[path] = match.start()
-    for name, paths in by_name.items():
-        if len(paths) == 1 and paths[0] not in found:
-            match = re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w/-])", text)
-            if match:
-                found[paths[0]] = match.start()
-    ordered = sorted(found, key=found.__getitem__)
+    ordered: dict[str, None] = {}
+    for mention in mentions(text):
+        named = by_name.get(mention, [])
+        path = by_key.get(mention) or (named[0] if len(named) == 1 else None)
+        if path is not None:
+            ordered.setdefault(path, None)
     return [(path, round(max(0.3, 0.7 - 0.05 * rank), 3)) for rank, path in enumerate(ordered)]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from core.callables import call_sync_or_async
+from core.memory.relevance import FILE_MENTION
 from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
 from core.tools.paths_guard import relative_display
 from core.tools.secrets import is_secret_path
@@ -73,13 +73,10 @@ AIDER_INTERACTIVE_SPEC: dict[str, Any] = {
     "requires_approval": True,
 }
 
-_PATH_TOKEN = re.compile(r"[\w./\\-]*\w\.\w+|[\w-]+(?:/[\w.-]+)+")
-
-
 def mentioned_files(text: str, project_root: Path) -> list[Path]:
     """Existing project files named in ``text`` (relative or absolute paths), in order of mention."""
     found: dict[Path, None] = {}
-    for token in _PATH_TOKEN.findall(text):
+    for token in FILE_MENTION.findall(text):
         try:
             found.setdefault(resolve_in_project(token, project_root), None)
         except (AiderError, OSError, ValueError):

@@ -121,3 +121,15 @@ async def test_through_the_real_claude_provider(tmp_path, fake_llm) -> None:
     request = fake_llm.requests[-1]
     assert request.tool_names == [] and "invoice rounding bug" in request.last_user_text()
     assert "JSON" in str(request.system)
+
+
+def test_the_model_reply_and_aider_read_the_same_mentions(tmp_path) -> None:
+    from core.tools.aider_tools import mentioned_files
+
+    known = [".github/workflows/ci.yml", "src/app.py", "docs/guide.md"]
+    for rel in known:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    text = "Edit `src/app.py`, then .github/workflows/ci.yml (not docs/guide.mdx)."
+    assert [p for p, _ in mentioned_paths(text, known)] == ["src/app.py", ".github/workflows/ci.yml"]
+    assert [p.relative_to(tmp_path.resolve()).as_posix() for p in mentioned_files(text, tmp_path)] == ["src/app.py", ".github/workflows/ci.yml"]
