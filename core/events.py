@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
-from core.types import Decision, TaskResult, ToolCall
+from core.types import Decision, TaskResult, ToolCall, ToolStatus
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,12 +92,8 @@ class ToolOutputChunk:
     stream: Literal["stdout", "stderr"] = "stdout"
 
 
-TOOL_STATUSES = ("success", "error", "denied", "refused", "not_run", "interrupted")
-"""Every ``ToolCallFinished.status``: only ``error`` means the tool ran (or tried to) and failed.
-
-``denied``: the user or the approval mode said no; ``refused``: the command policy
-refused it without asking anyone; ``not_run``: a guard stopped it (the limit of tool
-calls per turn; ``metadata["reason"]`` ``max_tokens``: the output limit cut its arguments); ``interrupted``: the user cancelled the turn while it ran."""
+TOOL_STATUSES = tuple(status.value for status in ToolStatus)
+"""Every ``ToolCallFinished.status`` (defined, with their meanings, by :class:`core.types.ToolStatus`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,13 +13,42 @@ from typing import Any, Awaitable, Callable, Literal, TypedDict
 
 
 class TaskStatus(enum.StrEnum):
-    """Status values carried by a TaskResult."""
+    """Status values carried by a TaskResult: the one vocabulary, with SPEC.md's values.
+
+    Which one a result carries depends on what produced it:
+
+    - a user turn (``handle_query``) or a task (``execute_task``): ``COMPLETE`` or
+      ``failed`` (SPEC sections 3 and 7);
+    - a tool's result: ``success`` or ``error`` (SPEC section 3: an executor's
+      exception "becomes a TaskResult with status error");
+    - a subtask tool asking for a subtask to run first: ``CONTINUATION``.
+
+    Only ``error`` and ``failed`` are failures (:func:`is_error`).
+    """
 
     COMPLETE = "COMPLETE"
     SUCCESS = "success"
     ERROR = "error"
     FAILED = "failed"
     CONTINUATION = "CONTINUATION"
+
+
+class ToolStatus(enum.StrEnum):
+    """How a tool call ended (``ToolCallFinished.status``, the trace, the transcript).
+
+    Only ``error`` means the tool ran (or tried to) and failed. ``denied``: the user
+    or the approval mode said no; ``refused``: the command policy refused it
+    without asking anyone; ``not_run``: a guard stopped it (the limit of tool calls
+    per turn; ``metadata["reason"]`` ``max_tokens``: the output limit cut its arguments);
+    ``interrupted``: the user cancelled the turn while it ran.
+    """
+
+    SUCCESS = "success"
+    ERROR = "error"
+    DENIED = "denied"
+    REFUSED = "refused"
+    NOT_RUN = "not_run"
+    INTERRUPTED = "interrupted"
 
 
 class TaskResult(TypedDict, total=False):
@@ -43,7 +72,7 @@ def error_result(content: str, **metadata: Any) -> TaskResult:
 
 def is_error(result: TaskResult) -> bool:
     """True when a result reports a failure of any kind."""
-    return str(result.get("status", "")).lower() in {"error", "failed"}
+    return str(result.get("status", "")).lower() in {TaskStatus.ERROR, TaskStatus.FAILED}
 
 
 @dataclass(frozen=True, kw_only=True)

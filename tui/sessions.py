@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.types import Decision, ToolCall
+from core.types import Decision, ToolCall, ToolStatus
 from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine, UserMessage, thinking_text
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ async def restore(app: "AssistantApp", loaded: Any) -> None:
         elif kind == "tool_result":
             call = calls.get(record["tool_call_id"]) or ToolCall(id=record["tool_call_id"], name=record.get("name", "tool"))
             line = ToolCallLine(call)
-            line.set_status(record.get("status") or ("error" if record.get("is_error") else "success"), record.get("duration"), _number(record.get("waited")))
+            line.set_status(record.get("status") or (ToolStatus.ERROR if record.get("is_error") else ToolStatus.SUCCESS), record.get("duration"), _number(record.get("waited")))
             widgets.append(line)
         elif kind == "interruption":
             widgets.append(NoteMessage("Interrupted.", kind="info"))

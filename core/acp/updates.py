@@ -31,7 +31,7 @@ from acp.schema import ToolCallLocation, ToolCallUpdate, ToolKind
 from core import events as ev
 from core.acp.diffs import file_changes
 from core.plan import parse_plan
-from core.types import ToolCall
+from core.types import ToolCall, ToolStatus
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ class TurnMapper:
     def _finished(self, event: ev.ToolCallFinished) -> Any:
         announced = self.open_calls.pop(event.call.id, None) is not None
         self.output.pop(event.call.id, None)
-        status = "completed" if event.status == "success" else "failed"
+        status = "completed" if event.status == ToolStatus.SUCCESS else "failed"
         content = text_content(event.result)
         diff = (event.metadata or {}).get("diff")
         if isinstance(diff, str) and diff:

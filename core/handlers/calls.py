@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, AsyncIterator, Awaitable
 
-from core.types import Decision, TaskResult, is_error
+from core.types import Decision, TaskResult, ToolStatus, is_error
 
 
 async def pump(queue: asyncio.Queue[Any], work: Awaitable[Any], outcome: list[Any]) -> AsyncIterator[Any]:
@@ -42,15 +42,15 @@ def tool_status(result: TaskResult) -> str:
     refusal was a user's or the approval mode's "no".
     """
     if not is_error(result):
-        return "success"
+        return ToolStatus.SUCCESS
     metadata = result.get("metadata") or {}
     if metadata.get("reason") == "denied":
-        return "denied"
+        return ToolStatus.DENIED
     if metadata.get("reason") == "max_tool_calls":
-        return "not_run"
+        return ToolStatus.NOT_RUN
     if metadata.get("command_status") == "refused":
-        return "denied" if metadata.get("decision") == Decision.DENY.value else "refused"
-    return "error"
+        return ToolStatus.DENIED if metadata.get("decision") == Decision.DENY.value else ToolStatus.REFUSED
+    return ToolStatus.ERROR
 
 
 def cap_result(result: TaskResult, limit: int) -> TaskResult:

@@ -35,6 +35,7 @@ from core.types import (
     TaskResult,
     TaskStatus,
     ToolCall,
+    ToolStatus,
     error_result,
     is_error,
 )
@@ -309,7 +310,7 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                         reason="max_tool_calls",
                     )
                     self._answer(turn, call, result)
-                    yield ev.ToolCallFinished(call=call, status="not_run", result=result["content"], duration=0.0, metadata=result["metadata"])
+                    yield ev.ToolCallFinished(call=call, status=ToolStatus.NOT_RUN, result=result["content"], duration=0.0, metadata=result["metadata"])
                     continue
                 self.tool_calls_this_turn += 1
                 self.total_tool_calls += 1
@@ -383,7 +384,7 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         if decision is not None and decision[1]:
             self.emit(ev.ApprovalRecorded(call=call, decision=decision[0], automatic=True))
         if decision is not None and decision[0] is Decision.DENY:
-            return error_result(f"Denied: {decision[2]}", reason="denied"), "denied"
+            return error_result(f"Denied: {decision[2]}", reason="denied"), ToolStatus.DENIED
         try:
             self._current_call_id = call.id
             return await self._execute_tool(call.name, call.parameters), ""

@@ -26,7 +26,7 @@ from core.providers.base import (
     result_text,
 )
 from core.providers.anthropic_cache import add_breakpoints
-from core.types import Message, TaskResult, ToolCall, is_error
+from core.types import Message, TaskResult, TaskStatus, ToolCall, is_error
 from core.usage import anthropic_usage
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class ClaudeProvider(SDKProvider):
                     blocks.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call.get("parameters") or {}})
                 push("assistant", blocks)
             elif role == "tool":
-                result: TaskResult = {"status": "error" if message.get("is_error") else "success", "content": content}
+                result: TaskResult = {"status": TaskStatus.ERROR if message.get("is_error") else TaskStatus.SUCCESS, "content": content}
                 wire = self.format_tool_result({"id": message.get("tool_call_id", "")}, result)
                 # Tool results must lead the user message that answers a tool_use turn.
                 if out and out[-1]["role"] == "user":

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 from core import events as ev
 from core.sessions.errors import SessionWriteError
 from core.sessions.writer import SessionWriter
-from core.types import ToolCall
+from core.types import ToolCall, ToolStatus
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class SessionRecorder:
                         event.call.id,
                         event.call.name,
                         event.result,
-                        is_error=event.status != "success",
+                        is_error=event.status != ToolStatus.SUCCESS,
                         status=event.status,
                         duration=event.duration,
                     )
