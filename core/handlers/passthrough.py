@@ -320,7 +320,7 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                 # The output limit struck while this call was written: it never runs, and the model is told.
                 result = error_result(CUT_CALL_RESULT, reason=complete.stop_reason)
                 self._answer(turn, cut, result)
-                yield ev.ToolCallFinished(call=cut, status="not_run", result=result["content"], duration=0.0, metadata=result["metadata"])
+                yield ev.ToolCallFinished(call=cut, status=ToolStatus.NOT_RUN, result=result["content"], duration=0.0, metadata=result["metadata"])
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
             if guard_tripped:
                 yield self._fail(
