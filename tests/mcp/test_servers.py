@@ -109,7 +109,8 @@ async def test_git_server_in_a_hostile_repository(handler, start_servers, fake_l
     status, log_block, add, diff = tool_results(fake_llm)
     assert "On branch" in result_text(status)
     assert "first commit from the test" in result_text(log_block)
-    assert "staged successfully" in result_text(add) and "+new" in result_text(diff)
+    assert "staged successfully" in result_text(add)
+    assert diff["is_error"] and "disabled-by-assistant-tui" in result_text(diff)  # the external diff is pinned to nothing
     assert not marker.exists(), "a program named by the repository's config ran"
 
 
