@@ -95,6 +95,10 @@ class _Stage:
         except PathRefused as exc:
             raise _forbidden(exc.reason) from None
         if reads:
+            inside = resolved.relative_to(self.root.resolve())
+            if ".git" in inside.parts or ".git" in Path(raw).parts:
+                raise _forbidden(f"{raw!r} is refused: it is git's internal data, which can hold credentials. "
+                                 "Search the work tree (grep -r skips .git) or use git grep.")
             why = is_secret_file(raw, self.root) or is_secret_file(resolved.relative_to(self.root.resolve()))
             if why:
                 raise _forbidden(f"{raw!r} is refused: {why}. Commands never search or read secret files.")

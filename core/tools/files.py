@@ -20,7 +20,7 @@ from pathspec import GitIgnoreSpec
 from core.gitutil import GitRefused, run_git
 
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
-from core.tools.secrets import is_secret_path, looks_like_private_key, scrubbed_env
+from core.tools.secrets import contains_private_key, is_secret_path, looks_like_private_key, scrubbed_env
 from core.types import TaskResult, error_result, ok_result
 
 __all__ = ["MAX_READ_BYTES", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "read_file_tool"]
@@ -200,7 +200,7 @@ def read_file_tool(
     if b"\x00" in head:
         return error_result(f"{shown} is a binary file ({size} bytes); only text files can be read.",
                             path=str(resolved))
-    if not explicit and looks_like_private_key(head):
+    if not explicit and (looks_like_private_key(head) or contains_private_key(resolved)):
         return error_result(f"Reading {shown} is refused: it contains a private key.", path=str(resolved))
     if size > MAX_READ_BYTES and start is None and end is None:
         return error_result(

@@ -103,6 +103,26 @@ def _grep_without_secrets(rest: list[str], parsed: ParsedArgs, operands: list[st
     return [*kept, *operands[:first_path], "--", *operands[first_path:], *SECRET_EXCLUDES]
 
 
+PATHSPEC_FAMILY = frozenset({"log", "show", "diff", "whatchanged", "diff-tree", "diff-index", "diff-files",
+                             "format-patch", "shortlog"})
+
+
+def without_secret_paths(rest: list[str], root: Path) -> list[str]:
+    """``rest`` with pathspecs that leave secret files out (``git log -p`` must not show a tracked .env).
+
+    Without ``--``, the trailing arguments that name existing paths are taken as the paths.
+    """
+    if "--no-index" in rest:
+        return rest
+    if "--" in rest:
+        cut = rest.index("--")
+        return [*rest[:cut], "--", *(rest[cut + 1 :] or ["."]), *SECRET_EXCLUDES]
+    cut = len(rest)
+    while cut > 0 and not rest[cut - 1].startswith("-") and os.path.lexists(root / pathspec_path(rest[cut - 1])):
+        cut -= 1
+    return [*rest[:cut], "--", *(rest[cut:] or ["."]), *SECRET_EXCLUDES]
+
+
 def _check_help_and_transports(args: list[str], *, transports: bool) -> None:
     for token in args:
         name = token.partition("=")[0]
@@ -170,6 +190,8 @@ def plan_git(args: list[str], stage: Stage) -> list[str]:
     else:
         _check_any_forbidden(sub, rest)
         stage.every_word(rest)
+        if sub in PATHSPEC_FAMILY:
+            rest = without_secret_paths(rest, stage.root)
         if sub in DIFF_FAMILY:
             # blame.ignoreRevsFile is a list the config cannot reset; an empty option value does.
             blame = sub in ("blame", "annotate")

@@ -255,11 +255,16 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 _ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*(.*?)\s*$")
 
 
-def env_file_values(root: Path, limit: int = 256 * 1024) -> list[str]:
-    """The values (8+ characters) assigned in the project's secret ``.env*`` files at its top level.
+_VALUE_TOKEN = re.compile(r"[^\s=:'\"@/]{8,}")
 
-    Redacted from command output, so a command that prints a tracked ``.env`` through
-    a route no rule foresaw (``git show <blob>``) still shows none of its values.
+
+def env_file_values(root: Path, limit: int = 256 * 1024) -> list[str]:
+    """The values (8+ characters) held in the project's secret files at its top level.
+
+    ``.env*``: every assigned value; ``.npmrc``, ``.netrc``, ``.pgpass``... : every
+    token of 8+ characters with a digit in it. Redacted from command output, so a
+    command that prints a tracked secret file through a route no rule foresaw
+    (``git cat-file -p <blob>``) still shows none of its values.
     """
     values: list[str] = []
     try:
@@ -267,7 +272,7 @@ def env_file_values(root: Path, limit: int = 256 * 1024) -> list[str]:
     except OSError:
         return values
     for entry in entries:
-        if not _fold(entry.name).startswith(".env") or not is_secret_path(entry.name):
+        if not is_secret_path(entry.name):
             continue
         try:
             if not entry.is_file():
@@ -276,12 +281,15 @@ def env_file_values(root: Path, limit: int = 256 * 1024) -> list[str]:
                 text = handle.read(limit)
         except OSError:
             continue
+        env_file = _fold(entry.name).startswith(".env")
         for line in text.splitlines():
-            match = _ENV_LINE.match(line)
+            match = _ENV_LINE.match(line) if env_file else None
             if match:
                 value = match.group(1).strip("'\"")
                 if len(value) >= _MIN_SUBSTRING_SECRET:
                     values.append(value)
+            elif not env_file:
+                values += [t for t in _VALUE_TOKEN.findall(line) if any(c.isdigit() for c in t)]
     return values
 
 

@@ -117,8 +117,8 @@ _SPECIAL = {"gc.auto": "1", "help.autoCorrect": "immediate", "protocol.allow": "
             "protocol.ext.allow": "always"}
 
 
-def build_hostile_repo(base: Path) -> Path:
-    """``base/repo``: committed files, a second branch, and every key of :data:`PROGRAM_KEYS` armed."""
+def build_hostile_repo(base: Path, files: dict[str, str] | None = None) -> Path:
+    """``base/repo``: committed files (plus ``files``), a second branch, and every key of :data:`PROGRAM_KEYS` armed."""
     log = base / "sentinel.log"
     sentinel = base / "sentinel"
     sentinel.write_text(f'#!/bin/sh\necho "$0 $*" >> "{log}"\ncat\n')
@@ -136,7 +136,10 @@ def build_hostile_repo(base: Path) -> Path:
     (repo / "a.txt").write_text("hello world\n")
     (repo / "b.dat").write_text("binary-ish hello\n")
     (repo / "c.inc").write_text("included hello\n")
-    git("add", "-A")
+    for name, text in (files or {}).items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git("add", "-A", "-f")
     git("commit", "-q", "-m", "initial")
     git("branch", "other")
     (repo / "a.txt").write_text("hello world\nfrom main\n")
