@@ -170,3 +170,18 @@ async def test_resume_shows_the_wait_and_the_turns(project: Path, fake_llm: Fake
         assert touch_record.waited == 4.1 and touch_record.duration == 1.6
         assert [h.number for h in second.trace.query(TurnHeader)] == [1, 2]
         assert second.status.metrics["user_turns"] == 2
+
+
+async def test_esc_while_awaiting_approval_shows_the_wait_not_a_run(settings: Settings, project: Path) -> None:
+    call = ToolCall(id="t1", name="touch", parameters={"path": "x"})
+    script = [ev.TurnStarted(query="", subtask_id="s"), ev.ToolCallStarted(call=call, started_at=0), ev.ApprovalRequested(call=call), Gate()]
+    clock = FixedClock()
+    app = make_app(settings, handler=ScriptedHandler(script, project_root=project, settings=settings), clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "touch x")
+        await wait_for(pilot, lambda: app.trace.records.get("t1") is not None and app.trace.records["t1"].status == "pending")
+        clock.advance(3.0)
+        await pilot.press("escape")
+        await finish_turn(pilot)
+        record = app.trace.records["t1"]
+        assert (record.status, record.duration, record.waited, record.decision) == ("interrupted", None, 3.0, "no answer")

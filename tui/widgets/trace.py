@@ -264,13 +264,23 @@ class ToolTrace(VerticalScroll):
         view.refresh(layout=True)
 
     def interrupt_running(self) -> None:
-        """Mark unfinished calls interrupted (the turn was cancelled)."""
+        """Mark unfinished calls interrupted (the turn was cancelled).
+
+        A call cancelled while it waited for approval never ran: it shows the wait, not a run time.
+        """
+        now = self._clock()
         for view in self._views.values():
             record = view.record
-            if not record.finished:
-                record.status = "interrupted"
-                record.duration = max(0.0, self._clock() - record.started)
-                view.refresh(layout=True)
+            if record.finished:
+                continue
+            if record.status == "pending":
+                record.waited = max(0.0, now - (record.asked_at if record.asked_at is not None else record.started))
+                record.duration = None
+                record.decision = record.decision or "no answer"
+            else:
+                record.duration = max(0.0, now - record.started)
+            record.status = "interrupted"
+            view.refresh(layout=True)
 
     async def clear(self) -> None:
         await self.remove_children()
