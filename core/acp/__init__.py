@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-tool-calls", type=int, metavar="N", help="most tool calls per user turn")
     parser.add_argument("--approval-mode", choices=("ask", "allow", "deny"), help="tool calls that change things: ask the client (default), allow or deny")
     parser.add_argument("--aider-model", help="model aider uses, in aider's naming")
+    parser.add_argument("--mcp-config", metavar="FILE", help="also start the MCP servers of FILE in every session (.mcp.json format, or TOML)")
+    parser.add_argument("--no-mcp", action="store_true", help="start no MCP server of our own config (the client's still start)")
     parser.add_argument("--debug", action="store_true", help="log debug details to the log file")
     return parser
 
@@ -45,9 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_tool_calls": args.max_tool_calls,
         "approval_mode": args.approval_mode,
         "aider_model": args.aider_model,
+        "mcp_config": str(Path(args.mcp_config).expanduser().resolve()) if args.mcp_config else None,
+        "mcp_enabled": False if args.no_mcp else None,
     }
     if args.max_tool_calls is not None and args.max_tool_calls < 0:
         sys.stderr.write("assistant-tui acp: --max-tool-calls must be 0 or more\n")
+        return EXIT_USAGE
+    if args.mcp_config and not Path(args.mcp_config).expanduser().is_file():
+        sys.stderr.write(f"assistant-tui acp: --mcp-config {args.mcp_config!r}: no such file\n")
         return EXIT_USAGE
     try:
         settings = load_settings(overrides)

@@ -29,6 +29,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -92,6 +93,7 @@ class AcpSession:
     task: asyncio.Task[PromptResponse] | None = None
     mapper: TurnMapper | None = None
     cancelled: bool = False
+    mcp_settled: bool = False
 
 
 class AssistantAgent:
@@ -122,6 +124,7 @@ class AssistantAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="assistant-tui", title="assistant-tui", version=VERSION),
@@ -132,9 +135,10 @@ class AssistantAgent:
         raise RequestError.invalid_params({"message": "assistant-tui has no authentication methods; configure the provider in its config."})
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
-        """A new session of the project at ``cwd``, recorded like the TUI's."""
+        """A new session of the project at ``cwd``, recorded like the TUI's, with the client's MCP servers."""
         application = await self._application(cwd)
         notices = await asyncio.to_thread(self._start, application, None)
+        notices += self._start_mcp(application, mcp_servers)
         session = self._register(application)
         self._later(self._after_open(session, notices))
         return NewSessionResponse(session_id=session.id, modes=_modes(application))
@@ -151,6 +155,7 @@ class AssistantAgent:
             return LoadSessionResponse(modes=_modes(live.application))
         application = await self._application(cwd)
         notices = await asyncio.to_thread(self._start, application, session_id)
+        notices += self._start_mcp(application, mcp_servers)
         session = self._register(application)
         await self._replay(session, list(application.handler.conversation_history))
         self._later(self._after_open(session, notices))
@@ -185,11 +190,10 @@ class AssistantAgent:
                 session.cancelled = True
                 session.task.cancel()
                 await asyncio.gather(session.task, return_exceptions=True)
-            closer = getattr(session.application, "aclose", None)  # MCP servers stop, the transcript closes
-            if closer is not None:
-                await closer()
-            else:
-                session.application.close_session()
+            try:
+                await session.application.aclose()  # MCP servers stop, the transcript closes
+            except Exception:  # noqa: BLE001 - the other sessions still get closed
+                log.exception("closing session %s failed", session.id)
         self.sessions.clear()
         for task in list(self._background):
             task.cancel()
@@ -245,6 +249,9 @@ class AssistantAgent:
             from core.cli import provider_missing_message
 
             raise RequestError(-32603, provider_missing_message(settings), {"reason": "no_provider"})
+        if not session.mcp_settled:  # the first prompt sees the MCP tools (each server is bounded by its startup timeout)
+            await application.mcp.wait_started()
+            session.mcp_settled = True
         handler = application.handler
         mapper = session.mapper = TurnMapper(application.project_root, lambda name: self._needs_approval(handler, name))
         final: ev.TurnCompleted | ev.TurnFailed | None = None
@@ -340,13 +347,24 @@ class AssistantAgent:
         except SessionError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
 
+    @staticmethod
+    def _start_mcp(application: Any, mcp_servers: Any) -> list[str]:
+        """Add the client's MCP servers to the project's and start them all in the background.
+
+        The session answers at once; MCP tools join as their servers are ready.
+        """
+        from core.acp.mcp import client_servers
+
+        configs, problems = client_servers(mcp_servers)
+        for config in configs:
+            application.mcp.add(config)
+        application.start_mcp()
+        return problems
+
     def _register(self, application: Any) -> AcpSession:
         session = AcpSession(id=application.session.id, application=application)
         application.handler.approve = self._approver(session.id, application.project_root)
         self.sessions[session.id] = session
-        start_mcp = getattr(application, "start_mcp", None)
-        if start_mcp is not None:
-            start_mcp()  # in the background: the session answers at once, MCP tools join as servers are ready
         log.info("ACP session %s in %s", session.id, application.project_root)
         return session
 

@@ -73,6 +73,9 @@ def tool_title(call: ToolCall) -> str:
         return f"aider: {first_line(params.get('prompt'))}".rstrip(": ")
     if call.name == "aiderInteractive":
         return f"aider (interactive): {first_line(params.get('query'))}".rstrip(": ")
+    if call.name.startswith("mcp__") and call.name.count("__") >= 2:
+        _, server, tool = call.name.split("__", 2)
+        return f"{server}: {tool}"
     return call.name
 
 

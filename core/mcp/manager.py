@@ -15,7 +15,7 @@ import re
 from typing import Any, Callable
 
 from core.mcp.client import McpCallError, McpServer, ServerState
-from core.mcp.config import McpConfig
+from core.mcp.config import McpConfig, McpServerConfig
 from core.mcp.results import to_task_result
 from core.types import TaskResult, error_result
 
@@ -47,6 +47,14 @@ class McpManager:
         """Called with a server whenever its state changes (the TUI refreshes ``/mcp``)."""
         self._registered: dict[str, set[str]] = {name: set() for name in self.servers}
         self.started = False
+
+    def add(self, server: McpServerConfig) -> None:
+        """Add a server (replacing one of the same name) before :meth:`start`: an ACP client's ``mcpServers``."""
+        if self.started:
+            raise RuntimeError("MCP servers can only be added before they are started")
+        self.config.servers[server.name] = server
+        self.servers[server.name] = McpServer(server, on_change=self._changed)
+        self._registered[server.name] = set()
 
     @property
     def errors(self) -> list[str]:

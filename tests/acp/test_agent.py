@@ -313,3 +313,23 @@ async def test_without_a_provider_a_prompt_says_what_to_set(project):
         # structured tasks need no model
         listed = await prompt(conn, session.session_id, "/task list")
     assert listed.stop_reason == "end_turn" and "aider:automatic" in client.text()
+
+
+async def test_the_clients_mcp_server_gives_the_model_a_tool(fake_llm, project):
+    import sys
+
+    from acp.schema import EnvVariable, McpServerStdio
+
+    fake_llm.script(Reply(tools=[Tool("mcp__clock__get_current_time", {"timezone": "Asia/Tokyo"})]), Reply(text="Late in Tokyo."))
+    clock = McpServerStdio(name="clock", command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[EnvVariable(name="TZ", value="UTC")])
+    async with running_agent(project) as (conn, client, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[clock])
+        response = await prompt(conn, session.session_id, "what time is it in Tokyo?")
+
+    assert response.stop_reason == "end_turn"
+    assert "mcp__clock__get_current_time" in fake_llm.requests[0].tool_names
+    [(asked, _)] = client.permissions  # MCP tools ask by default
+    assert asked.title == "clock: get_current_time"
+    done = client.of("tool_call_update")[-1]
+    assert done.status == "completed" and "+09:00" in done.content[0].content.text
+    assert "+09:00" in json.dumps(fake_llm.requests[1].messages[-1])
