@@ -48,6 +48,10 @@ class Application:
             self.bridge.interactive_runner = run_interactive
         self.task_system = TaskSystem(self.bridge, run_interactive=run_interactive)
         self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
+        from core.sandbox import Preflight
+        from core.tools.commands import CommandTools
+
+        self.commands = CommandTools(settings, Preflight(self.project_root))
         self._register_tools(run_interactive)
         self.mcp = self._build_mcp()
         self.session: Any = None
@@ -64,7 +68,13 @@ class Application:
             return read_file_tool(params, project_root=self.project_root, explicit_files=set(handler.pinned_files))
 
         handler.register_tool(READ_FILE_SPEC, read_file)
-        register_aider_tools(handler, self.bridge, run_interactive=run_interactive)
+        after_edit = None
+        if self.settings.auto_test:
+            from core.tools.auto_test import AutoTest
+
+            after_edit = AutoTest(self.commands, self.bridge, self.settings.auto_test_attempts)
+        register_aider_tools(handler, self.bridge, run_interactive=run_interactive, after_edit=after_edit)
+        self.commands.register(handler)
         self._register_task_list_tool()
 
     def _build_mcp(self) -> Any:
@@ -118,6 +128,28 @@ class Application:
         from core.tasks import run_task_command
 
         return await run_task_command(text, self.task_system, self.project_root)
+
+    # -- commands (/run, /test) ------------------------------------------------------
+    async def run_user_command(self, argv: list[str], on_output: Any = None) -> TaskResult:
+        """``/run`` and ``/test``: the user's own command, in the sandbox, added to the conversation.
+
+        The user typed it, so it needs no approval; it still runs only in the sandbox
+        (or, when that is unavailable, only if ``allow_unsandboxed`` is set).
+        """
+        from core.tools.commands import describe
+
+        verdict = await self.commands.verdict(argv, False, user=True)
+        if verdict.action == "deny":
+            from core.types import error_result
+
+            return error_result(verdict.reason)
+        result = describe(await self.commands.run(argv, on_output=on_output))
+        self.handler.add_message("user", f"I ran a command; its output:\n```\n{result['content']}\n```")
+        return result
+
+    def test_argv(self) -> list[str]:
+        """The project's test command (raises TestCommandError when there is none)."""
+        return self.commands.test_command()[0]
 
     # -- sessions ------------------------------------------------------------------
     def start_session(self, *, continue_latest: bool = False, resume: str | None = None, fork_if_locked: bool = False) -> list[str]:

@@ -56,6 +56,15 @@ ENV_VARS: dict[str, str] = {
     "max_session_tokens": "ASSISTANT_TUI_MAX_SESSION_TOKENS",
     "max_turn_tokens": "ASSISTANT_TUI_MAX_TURN_TOKENS",
     "thinking": "ASSISTANT_TUI_THINKING",
+    "command_approval": "ASSISTANT_TUI_COMMAND_APPROVAL",
+    "test_command": "ASSISTANT_TUI_TEST_COMMAND",
+    "auto_test": "ASSISTANT_TUI_AUTO_TEST",
+    "auto_test_attempts": "ASSISTANT_TUI_AUTO_TEST_ATTEMPTS",
+    "sandbox_timeout": "ASSISTANT_TUI_SANDBOX_TIMEOUT",
+    "sandbox_max_processes": "ASSISTANT_TUI_SANDBOX_MAX_PROCESSES",
+    "sandbox_max_output": "ASSISTANT_TUI_SANDBOX_MAX_OUTPUT",
+    "sandbox_paths": "ASSISTANT_TUI_SANDBOX_PATHS",
+    "allow_unsandboxed": "ASSISTANT_TUI_ALLOW_UNSANDBOXED",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "anthropic_base_url": "ANTHROPIC_BASE_URL",
     "openai_api_key": "OPENAI_API_KEY",
@@ -129,6 +138,24 @@ class Settings:
     """Price overrides, config file only: ``[prices."model"]`` with ``input``, ``output``, ``cache_write``, ``cache_read`` ($/Mtok)."""
     thinking: str = "off"
     """Anthropic extended thinking: ``off`` or a token budget (at least 1024)."""
+    command_approval: Literal["ask", "sandbox-auto", "deny"] = "ask"
+    """Commands the model runs (runCommand, runTests): ask each time, run sandboxed ones without asking, or deny."""
+    test_command: str = ""
+    """The project's test command; empty means detected (pytest, npm test, cargo test, go test ./..., make test)."""
+    auto_test: bool = False
+    """Run the tests after every aiderAutomatic edit and hand failures back to aider."""
+    auto_test_attempts: int = 2
+    """Most times aider is asked to fix failing tests after one edit."""
+    sandbox_timeout: float = 300.0
+    """Longest wall-clock seconds a sandboxed command may run (runCommand's timeout_s is capped at it)."""
+    sandbox_max_processes: int = 256
+    """Most processes and threads alive at once in the sandbox."""
+    sandbox_max_output: int = 4_000_000
+    """Bytes of output a sandboxed command may print before it is stopped."""
+    sandbox_paths: str = ""
+    """Extra host paths visible read-only in the sandbox (toolchains outside /usr), separated by ':'."""
+    allow_unsandboxed: bool = False
+    """When the sandbox is unavailable, let commands run unsandboxed (each one still asks)."""
     anthropic_api_key: str = field(default="", repr=False)
     anthropic_base_url: str = ""
     openai_api_key: str = field(default="", repr=False)
@@ -212,6 +239,8 @@ def _coerce(name: str, raw: Any) -> Any:
         return str(int(value))
     if name == "approval_mode" and value not in {"ask", "allow", "deny"}:
         raise ConfigError(f"approval_mode must be 'ask', 'allow' or 'deny', got {value!r}")
+    if name == "command_approval" and value not in {"ask", "sandbox-auto", "deny"}:
+        raise ConfigError(f"command_approval must be 'ask', 'sandbox-auto' or 'deny', got {value!r}")
     return value
 
 

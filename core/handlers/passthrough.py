@@ -28,6 +28,7 @@ from core.handlers.validation import validate_arguments
 from core.plan import parse_plan
 from core.turn_context import attach
 from core.providers.base import ProviderError, ResponseComplete, TextChunk, ThinkingChunk, ToolCallReady
+from core.tools.live_output import output_sink
 from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
 from core.types import (
     ApprovalRequest,
@@ -385,11 +386,18 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
             self.emit(ev.ApprovalRecorded(call=call, decision=decision[0], automatic=True))
         if decision is not None and decision[0] is Decision.DENY:
             return error_result(f"Denied: {decision[2]}", reason="denied"), ToolStatus.DENIED
+
+        def sink(text: str, stream: str) -> None:
+            self.emit(ev.ToolOutputChunk(call_id=call.id, text=text, stream="stderr" if stream == "stderr" else "stdout"))
+
+        token = output_sink.set(sink)  # the tool's live output (a sandboxed command's) becomes events
         try:
             self._current_call_id = call.id
             return await self._execute_tool(call.name, call.parameters), ""
         except ToolNotFound:
             return error_result(f"Unknown tool {call.name!r}", error="ToolNotFound"), ""
+        finally:
+            output_sink.reset(token)
 
     def emit(self, event: ev.Event) -> None:
         """Send ``event`` to the consumer of the running turn as soon as it can take it.
@@ -422,6 +430,9 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
 
     async def _approval_for(self, call: ToolCall, spec: dict[str, Any]) -> tuple[Decision, bool, str] | None:
         """None when no approval is needed; else (decision, automatic, reason)."""
+        policy = spec.get("approval_policy")
+        if callable(policy):
+            return await self._approval_by_policy(call, await call_sync_or_async(policy, call.parameters))
         if not spec.get("requires_approval"):
             return None
         mode = self.config.approval_mode
@@ -442,6 +453,25 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         decision = await self.ask_user(request)
         if decision is Decision.ALLOW_SESSION:
             self.session_allowed.add(call.name)
+        return decision, False, "the user denied this tool call."
+
+    async def _approval_by_policy(self, call: ToolCall, verdict: Any) -> tuple[Decision, bool, str]:
+        """Approval decided by the tool's own policy (``runCommand``): a Verdict of allow, deny or ask."""
+        if verdict.action == "allow":
+            return Decision.ALLOW_ONCE, True, ""
+        if verdict.action == "deny":
+            return Decision.DENY, True, verdict.reason
+        if verdict.session_key and verdict.session_key in self.session_allowed:
+            return Decision.ALLOW_SESSION, True, ""
+        if self.approve is None:
+            return Decision.DENY, True, "it needs the user's approval, and nobody can approve it here (headless mode); tell the user what you wanted to run."
+        detail = verdict.detail or _describe_parameters(call.parameters)
+        request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=verdict.session_key)
+        decision = await self.ask_user(request)
+        if decision is Decision.ALLOW_SESSION and not verdict.session_key:
+            decision = Decision.ALLOW_ONCE  # this kind of run asks every time
+        if decision is Decision.ALLOW_SESSION:
+            self.session_allowed.add(verdict.session_key)
         return decision, False, "the user denied this tool call."
 
     def _answer(self, turn: _Turn, call: ToolCall, result: TaskResult) -> None:

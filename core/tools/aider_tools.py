@@ -221,6 +221,7 @@ def register_aider_tools(
     handler: Any,
     bridge: AiderBridge,
     run_interactive: InteractiveRunner | None = None,
+    after_edit: Callable[[str, list[str], TaskResult], Awaitable[TaskResult]] | None = None,
 ) -> bool:
     """Register ``aiderAutomatic`` and ``aiderInteractive`` on the handler.
 
@@ -231,6 +232,8 @@ def register_aider_tools(
         run_interactive: runs the blocking interactive session; the TUI passes one that
             suspends the app around it. Defaults to ``bridge.interactive_runner``, else a thread
             in the current terminal.
+        after_edit: called with (instruction, files, result) after each ``aiderAutomatic``
+            edit; its result replaces aider's (``auto_test`` runs the tests there).
 
     Returns:
         True when both tools were registered.
@@ -280,8 +283,11 @@ def register_aider_tools(
 
         return {**spec, "describe": describe}, execute
 
-    def automatic(prompt: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
-        return bridge.execute_automatic_task(prompt, files, read_only_paths=read_only)
+    async def automatic(prompt: str, files: list[str], read_only: list[str]) -> TaskResult:
+        result = await bridge.execute_automatic_task(prompt, files, read_only_paths=read_only)
+        if after_edit is not None:
+            result = await after_edit(prompt, files, result)
+        return result
 
     def interactive(query: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
         return bridge.run_interactive(query, files, runner=run_interactive, read_only_paths=read_only)
