@@ -17,5 +17,6 @@ BENCHMARKS: tuple[str, ...] = (
     "index",
     "loop",
     "flood",
+    "policy",
 )
 """Benchmark modules (``benchmarks.<name>``), in the order they run and are reported."""

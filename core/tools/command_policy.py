@@ -43,7 +43,7 @@ from core.tools.git_policy import pathspec_path, plan_git
 from core.tools.paths_guard import PathRefused, resolve_in_root
 from core.tools.program_options import FD, FILTERS, GREP, GREP_LISTING, LS, RG, RG_LISTING, VIEWERS
 from core.tools.program_rules import LAUNCHERS, SHELLS, git_refusal, program_refusal  # noqa: F401 - re-exported
-from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, is_secret_file
+from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, contains_private_key, is_secret_path
 
 SOURCES = ("find", "ls", "git ls-files", "git grep", "grep -r", "rg", "fd", "cat", "head", "tail", "wc", "nl",
            "file", "stat")
@@ -80,8 +80,10 @@ def _forbidden(reason: str) -> CommandRefused:
 class _Stage:
     """Checks for one pipeline stage; collects what needs approval."""
 
-    def __init__(self, root: Path, first: bool) -> None:
+    def __init__(self, root: Path, first: bool, top: Path | None = None) -> None:
         self.root = root
+        self.top = top or root.resolve()
+        """The resolved root, computed once per command."""
         self.first = first
         self.approvals: list[Approval] = []
         self.searches_content = False
@@ -91,15 +93,17 @@ class _Stage:
         if raw == "-":
             return
         try:
-            resolved = resolve_in_root(raw, self.root)
+            resolved = resolve_in_root(raw, self.root, root_resolved=self.top)
         except PathRefused as exc:
             raise _forbidden(exc.reason) from None
         if reads:
-            inside = resolved.relative_to(self.root.resolve())
+            inside = resolved.relative_to(self.top)
             if ".git" in inside.parts or ".git" in Path(raw).parts:
                 raise _forbidden(f"{raw!r} is refused: it is git's internal data, which can hold credentials. "
                                  "Search the work tree (grep -r skips .git) or use git grep.")
-            why = is_secret_file(raw, self.root) or is_secret_file(resolved.relative_to(self.root.resolve()))
+            why = is_secret_path(raw) or is_secret_path(inside)
+            if not why and contains_private_key(resolved):
+                why = f"{Path(raw).name} contains a private key"
             if why:
                 raise _forbidden(f"{raw!r} is refused: {why}. Commands never search or read secret files.")
 
@@ -399,8 +403,9 @@ def plan_command(command: str, project_root: Path) -> CommandPlan:
     stages: list[tuple[str, ...]] = []
     approvals: list[Approval] = []
     filter_secrets = False
+    top = project_root.resolve()
     for index, words in enumerate(split_pipeline(command)):
-        stage = _Stage(project_root, first=index == 0)
+        stage = _Stage(project_root, first=index == 0, top=top)
         stages.append(tuple(_plan_stage(words, stage)))
         approvals.extend(stage.approvals)
         filter_secrets = filter_secrets or stage.searches_content

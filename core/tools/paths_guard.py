@@ -27,12 +27,13 @@ def is_inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def resolve_in_root(raw: str, project_root: Path) -> Path:
+def resolve_in_root(raw: str, project_root: Path, *, root_resolved: Path | None = None) -> Path:
     """Resolve a path argument against the project root, refusing anything outside it.
 
     Args:
         raw: The path as the model wrote it; relative paths are taken from the root.
         project_root: The project directory.
+        root_resolved: ``project_root.resolve()`` when the caller has it already.
 
     Returns:
         The resolved absolute path (it need not exist).
@@ -41,7 +42,7 @@ def resolve_in_root(raw: str, project_root: Path) -> Path:
         PathRefused: For ``~`` paths, ``..`` escapes, absolute paths elsewhere and
             symbolic links leading out; the message names the resolved path.
     """
-    root = project_root.resolve()
+    root = root_resolved or project_root.resolve()
     if raw.startswith("~"):
         expanded = Path(os.path.expanduser(raw))
         raise PathRefused(

@@ -23,6 +23,7 @@ import fnmatch
 import mmap
 import os
 import re
+import stat
 import unicodedata
 from functools import lru_cache
 from pathlib import Path, PurePath
@@ -148,7 +149,7 @@ def contains_private_key(path: str | os.PathLike[str]) -> bool:
         info = os.stat(path)
     except (OSError, ValueError):
         return False
-    if not os.path.isfile(path):
+    if not stat.S_ISREG(info.st_mode):
         return False
     if info.st_size > MAX_SCANNED_BYTES:
         try:
