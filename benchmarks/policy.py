@@ -46,38 +46,26 @@ def _project(base: Path) -> Path:
     return root
 
 
-def decision_times(root: Path, rounds: int) -> list[float]:
-    """Milliseconds per command decision, every command of the corpus ``rounds`` times."""
+def _decide(root: Path, command: str) -> float:
+    """Milliseconds for one decision (a refusal is a decision too)."""
     from core.tools.command_policy import CommandRefused, plan_command
 
-    out: list[float] = []
-    for _ in range(rounds):
-        for command in CORPUS:
-            began = time.perf_counter()
-            try:
-                plan_command(command, root)
-            except CommandRefused:
-                pass
-            out.append((time.perf_counter() - began) * 1000)
-    return out
+    began = time.perf_counter()
+    try:
+        plan_command(command, root)
+    except CommandRefused:
+        pass
+    return (time.perf_counter() - began) * 1000
+
+
+def decision_times(root: Path, rounds: int) -> list[float]:
+    """Milliseconds per command decision, every command of the corpus ``rounds`` times."""
+    return [_decide(root, command) for _ in range(rounds) for command in CORPUS]
 
 
 def best_of(root: Path, tries: int) -> list[float]:
     """Per command, the fastest of ``tries`` decisions (ms): the decision's own cost without preemption."""
-    from core.tools.command_policy import CommandRefused, plan_command
-
-    out: list[float] = []
-    for command in CORPUS:
-        samples = []
-        for _ in range(tries):
-            began = time.perf_counter()
-            try:
-                plan_command(command, root)
-            except CommandRefused:
-                pass
-            samples.append((time.perf_counter() - began) * 1000)
-        out.append(min(samples))
-    return out
+    return [min(_decide(root, command) for _ in range(tries)) for command in CORPUS]
 
 
 def spawn_times(count: int) -> list[float]:
