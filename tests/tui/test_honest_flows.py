@@ -31,10 +31,10 @@ async def test_trace_moves_to_running_the_moment_the_user_answers(real_app: Assi
     fake_llm.script(Reply(tools=[Tool("touch", {"path": "a.txt"})]), Reply(text="Done."))
     async with real_app.run_test(size=SIZE) as pilot:
         await send(pilot, "create a.txt")
-        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "ApprovalScreen")
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "ApprovalScreen", timeout=30)
         (record,) = real_app.trace.records.values()
         line = widgets(real_app, ToolCallLine)[-1]
-        assert (record.status, line.status) == ("pending", "pending")
+        await wait_for(pilot, lambda: (record.status, line.status) == ("pending", "pending"))  # the chat line follows the event
         assert real_app.status.metrics["tool_calls_this_turn"] == 1  # counted when it started, not when it ends
         await pilot.press("y")
         await wait_for(pilot, lambda: record.status == "running")  # the tool is still blocked here
@@ -155,7 +155,7 @@ async def test_resume_shows_the_wait_and_the_turns(project: Path, fake_llm: Fake
     first.handler.register_tool(ECHO_SPEC, lambda params: params["text"].upper())
     async with first.run_test(size=SIZE) as pilot:
         await send(pilot, "make n.txt")
-        await wait_for(pilot, lambda: type(first.screen).__name__ == "ApprovalScreen")
+        await wait_for(pilot, lambda: type(first.screen).__name__ == "ApprovalScreen", timeout=30)
         clock.advance(4.1)
         await pilot.press("y")
         await finish_turn(pilot)
