@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import sys
@@ -195,12 +196,13 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         return EXIT_USAGE
 
     final: ev.TurnCompleted | ev.TurnFailed | None = None
-    async for event in application.handler.stream_query(query):
-        if output_format == "jsonl":
-            sys.stdout.write(json.dumps(ev.event_to_dict(event), default=str) + "\n")
-            sys.stdout.flush()
-        if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
-            final = event
+    async with contextlib.aclosing(application.handler.stream_query(query)) as events:
+        async for event in events:
+            if output_format == "jsonl":
+                sys.stdout.write(json.dumps(ev.event_to_dict(event), default=str) + "\n")
+                sys.stdout.flush()
+            if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                final = event
     if isinstance(final, ev.TurnCompleted):
         if output_format == "text":
             from core.text import visible_controls

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -323,8 +324,10 @@ class AssistantApp(App[None]):
     async def run_turn(self, renderer: TurnRenderer) -> None:
         """Consume the handler's event stream for one turn (cancelled by Esc)."""
         try:
-            async for event in self.handler.stream_query(renderer.query):
-                await renderer.handle(event)
+            # aclosing: a fault while rendering closes the stream now (the turn ends, the engine is free)
+            async with contextlib.aclosing(self.handler.stream_query(renderer.query)) as stream:
+                async for event in stream:
+                    await renderer.handle(event)
         except asyncio.CancelledError:
             await renderer.interrupted()
             await self.chat.add(NoteMessage("Interrupted. The partial answer is kept; send your next message.", kind="info"))

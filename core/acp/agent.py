@@ -10,6 +10,7 @@ recorded under our own session id, so ``session/load`` and ``assistant-tui
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as _dt
 import logging
@@ -255,11 +256,12 @@ class AssistantAgent:
         handler = application.handler
         mapper = session.mapper = TurnMapper(application.project_root, lambda name: self._needs_approval(handler, name))
         final: ev.TurnCompleted | ev.TurnFailed | None = None
-        async for event in handler.stream_query(query):
-            for update in mapper.updates(event):
-                await self._send(session, update)
-            if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
-                final = event
+        async with contextlib.aclosing(handler.stream_query(query)) as events:
+            async for event in events:
+                for update in mapper.updates(event):
+                    await self._send(session, update)
+                if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                    final = event
         return await self._stop(session, final, mapper)
 
     async def _stop(self, session: AcpSession, final: ev.TurnCompleted | ev.TurnFailed | None, mapper: TurnMapper) -> PromptResponse:

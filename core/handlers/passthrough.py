@@ -9,6 +9,7 @@ answers without tools, yielding a typed event (:mod:`core.events`) for every ste
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -104,9 +105,10 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
     async def handle_query(self, query: str) -> TaskResult:
         """Run one user turn to the end and return its TaskResult."""
         result: TaskResult = {"status": TaskStatus.FAILED.value, "content": "", "metadata": {}}
-        async for event in self.stream_query(query):
-            if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
-                result = event.result
+        async with contextlib.aclosing(self.stream_query(query)) as events:
+            async for event in events:
+                if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                    result = event.result
         return result
 
     def reset_conversation(self) -> None:
@@ -136,13 +138,14 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         """
         finished = False
         try:
-            async for event in self._stream_turn(query):
-                extra = self._notify(event)
-                if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
-                    finished = True
-                yield event
-                for warning in extra:
-                    yield warning
+            async with contextlib.aclosing(self._stream_turn(query)) as turn_events:
+                async for event in turn_events:
+                    extra = self._notify(event)
+                    if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                        finished = True
+                    yield event
+                    for warning in extra:
+                        yield warning
         finally:
             if not finished:
                 for observer in list(self.observers):
@@ -181,8 +184,9 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
             attach(message, parts)
             self.conversation_files.record(message)
             yield ev.TurnStarted(query=query, subtask_id=self.active_subtask_id, relevant_files=tuple(relevant), context_parts=tuple(parts))
-            async for event in self._tool_loop(turn, self.system_prompt(), mode, relevant):
-                yield event
+            async with contextlib.aclosing(self._tool_loop(turn, self.system_prompt(), mode, relevant)) as loop_events:
+                async for event in loop_events:
+                    yield event
         finally:
             if not turn.finished:
                 self._close_interrupted(turn)
@@ -239,16 +243,17 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                 turn.partial = []
                 try:
                     stream = self.model_provider.stream_message(self.conversation_history, system_prompt, tools)
-                    async for item in idle_guard(stream, self.config.idle_timeout):
-                        if isinstance(item, TextChunk):
-                            turn.partial.append(item.text)
-                            yield ev.TextDelta(text=item.text)
-                        elif isinstance(item, ThinkingChunk):
-                            yield ev.ThinkingDelta(text=item.text)
-                        elif isinstance(item, ToolCallReady) and item.error:
-                            invalid[item.call.id] = item.error
-                        elif isinstance(item, ResponseComplete):
-                            complete = item
+                    async with contextlib.aclosing(idle_guard(stream, self.config.idle_timeout)) as items:
+                        async for item in items:
+                            if isinstance(item, TextChunk):
+                                turn.partial.append(item.text)
+                                yield ev.TextDelta(text=item.text)
+                            elif isinstance(item, ThinkingChunk):
+                                yield ev.ThinkingDelta(text=item.text)
+                            elif isinstance(item, ToolCallReady) and item.error:
+                                invalid[item.call.id] = item.error
+                            elif isinstance(item, ResponseComplete):
+                                complete = item
                 except ProviderError as exc:
                     shown = shown_message(exc, self.config.secrets())
                     if exc.retryable and not turn.partial and attempt < self.config.max_retries and self.retry_budget.try_spend():
@@ -315,8 +320,9 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                     continue
                 self.tool_calls_this_turn += 1
                 self.total_tool_calls += 1
-                async for event in self._run_call(turn, call, invalid.get(call.id)):
-                    yield event
+                async with contextlib.aclosing(self._run_call(turn, call, invalid.get(call.id))) as call_events:
+                    async for event in call_events:
+                        yield event
             if cut is not None:
                 # The output limit struck while this call was written: it never runs, and the model is told.
                 result = error_result(CUT_CALL_RESULT, reason=complete.stop_reason)
@@ -356,8 +362,9 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         turn.waited.pop(call.id, None)
         yield ev.ToolCallStarted(call=call, started_at=time.time())
         outcome: list[tuple[TaskResult, str]] = []
-        async for event in pump(turn.events, self._decide_and_execute(call, argument_error), outcome):
-            yield event
+        async with contextlib.aclosing(pump(turn.events, self._decide_and_execute(call, argument_error), outcome)) as pumped:
+            async for event in pumped:
+                yield event
         result, status = outcome[0]
         result = cap_result(result, self.config.max_tool_result_chars)
         self._answer(turn, call, result)

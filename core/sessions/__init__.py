@@ -7,8 +7,9 @@ Typical use::
     loaded = load_session(session)                              # if it exists
     writer = store.writer(session, provider="anthropic", model="...")  # may raise SessionLocked
     recorder = SessionRecorder(writer)
-    async for event in handler.stream_query(query):
-        for warning in recorder.record(event): ...             # show warnings in the UI
+    async with contextlib.aclosing(handler.stream_query(query)) as events:
+        async for event in events:
+            for warning in recorder.record(event): ...         # show warnings in the UI
 """
 
 from core.sessions.errors import (

@@ -414,3 +414,19 @@ async def test_huge_tool_results_are_capped_everywhere(make_handler, fake_llm):
     assert finished.metadata["full_chars"] > 600_000
     sent = fake_llm.requests[1].messages[-1]["content"][0]["content"]
     assert sent == finished.result == handler.conversation_history[2]["content"]
+
+
+async def test_a_consumer_that_raises_mid_stream_leaves_the_handler_free(make_handler, fake_llm):
+    """Closing the stream (``contextlib.aclosing``) closes every stage of the turn at once: no 'busy' afterwards."""
+    import contextlib
+
+    handler = make_handler()
+    fake_llm.script(Reply(text="word " * 200, chunk=5, tokens_per_second=400), Reply(text="next works"))
+    with pytest.raises(RuntimeError):
+        async with contextlib.aclosing(handler.stream_query("first")) as events:
+            async for event in events:
+                if isinstance(event, ev.TextDelta):
+                    raise RuntimeError("the consumer broke")
+    last = handler.conversation_history[-1]
+    assert last["role"] == "assistant" and last["interrupted"] is True
+    assert (await handler.handle_query("again"))["content"] == "next works"

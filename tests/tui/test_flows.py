@@ -235,3 +235,29 @@ async def test_the_cli_app_builds_its_engine_after_the_first_frame(real_settings
         assert widgets(app, AssistantMessage)[-1].text == "Ready."
         assert app.application.session is not None  # the session was opened before the query ran
         assert fake_llm.requests[0].last_user_text() == "are you there?"
+
+
+async def test_a_rendering_fault_mid_stream_does_not_leave_the_engine_busy(
+    real_app: AssistantApp, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn's consumer raises on a streamed delta: the stream is closed at once, so the next query runs."""
+    from core import events as ev
+    from tui.turn import TurnRenderer
+
+    handle = TurnRenderer.handle
+
+    async def faulty(self: TurnRenderer, event: ev.Event) -> None:
+        if isinstance(event, ev.TextDelta) and self.query == "first":
+            raise RuntimeError("a widget broke")
+        await handle(self, event)
+
+    monkeypatch.setattr(TurnRenderer, "handle", faulty)
+    fake_llm.script(Reply(text="word " * 200, chunk=5, tokens_per_second=400), Reply(text="Second answer."))
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, "first")
+        await finish_turn(pilot)
+        assert any("a widget broke" in note.body for note in widgets(real_app, NoteMessage))
+        await send(pilot, "second")
+        await finish_turn(pilot)
+        assert widgets(real_app, AssistantMessage)[-1].text == "Second answer."
+        assert not any("already running" in note.body for note in widgets(real_app, NoteMessage))
