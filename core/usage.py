@@ -241,8 +241,8 @@ class Budget:
             if spent + step > limit:
                 if unit == "cost":
                     return (
-                        f"the {scope} budget of ${limit:.2f} would be exceeded: ${spent:.4f} spent, "
-                        f"the next request would cost about ${step:.4f}"
+                        f"the {scope} budget of {money(limit)} would be exceeded: {money(spent)} spent, "
+                        f"the next request would cost about {money(step)}"
                     )
                 return (
                     f"the {scope} budget of {limit:,} tokens would be exceeded: {spent:,} used, "
@@ -251,14 +251,21 @@ class Budget:
         return ""
 
 
-def estimate_step(last: Usage | None, added_tokens: int, output_allowance: int) -> Usage:
+def money(dollars: float) -> str:
+    """Dollars as people read them: cents from ten cents up, else four decimals."""
+    return f"${dollars:,.2f}" if dollars >= 0.1 else f"${dollars:.4f}"
+
+
+def estimate_step(last: Usage | None, added_tokens: int, output_allowance: int, caching: bool = True) -> Usage:
     """The usage the next request will probably report.
 
     With a previous response: its prompt is read from the cache (when it was cached
     at all), what was added since is written, plus an output allowance. Without one,
-    everything is plain input.
+    ``added_tokens`` is the whole prompt, written to the cache when the provider caches.
     """
     if last is None or not last.prompt_tokens:
+        if caching:
+            return Usage(cache_write_tokens=added_tokens, output_tokens=output_allowance)
         return Usage(input_tokens=added_tokens, output_tokens=output_allowance)
     cached = last.cache_read_tokens + last.cache_write_tokens
     if cached:

@@ -218,7 +218,7 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                 yield ev.Warning(code="context_80", message=f"Context is {estimate / window:.0%} full ({estimate:,} of {window:,} tokens).")
             if unpriced := self.unpriced_budget_warning():
                 yield ev.Warning(code="budget_unpriced", message=unpriced)
-            if problem := self.budget_problem():
+            if problem := self.budget_problem(heuristic):
                 yield self._fail(
                     "resource_exhaustion",
                     f"Budget reached: {problem}, so it was not sent. Every tool call so far was answered. "

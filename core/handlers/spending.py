@@ -92,12 +92,19 @@ class SpendingMixin:
         added = self.added_since_usage()
         return self.last_usage.prompt_tokens + added, added
 
-    def budget_problem(self) -> str:
-        """'' when the next request fits the budget; else what it would exceed."""
+    def budget_problem(self, whole_request: int) -> str:
+        """'' when the next request fits the budget; else what it would exceed.
+
+        Args:
+            whole_request: the heuristic estimate of the whole request, used when no
+                response has reported its prompt yet.
+        """
         if not self.budget.active:
             return ""
         price = self.usage.prices.price_for(self.model_name)
-        step = estimate_step(self.last_usage, self.added_since_usage(), output_allowance(self.usage))
+        added = self.added_since_usage() if self.last_usage is not None else whole_request
+        caching = bool(getattr(self.model_provider, "prompt_cache", True))
+        step = estimate_step(self.last_usage, added, output_allowance(self.usage), caching)
         return self.budget.check(
             turn_spent=(self.usage.cost(turn=self.user_turns)[0], self.usage.total(turn=self.user_turns).total_tokens),
             session_spent=(self.usage.cost()[0], self.usage.total().total_tokens),
