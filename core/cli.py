@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trust", action="store_true", help="trust this project's own .env (it may then set API endpoints)")
     parser.add_argument("--mcp-config", metavar="FILE", help="also start the MCP servers of FILE (.mcp.json format, or TOML with [mcp_servers.NAME])")
     parser.add_argument("--no-mcp", action="store_true", help="start no MCP server")
+    parser.add_argument("--max-cost", type=float, metavar="USD", help="session budget in US dollars: the loop stops before a request that would exceed it")
+    parser.add_argument("--max-turn-cost", type=float, metavar="USD", help="budget of one user turn in US dollars")
+    parser.add_argument("--no-prompt-cache", action="store_true", help="send no Anthropic cache_control breakpoints")
+    parser.add_argument("--cache-ttl", choices=("5m", "1h"), help="Anthropic prompt-cache lifetime (1h writes cost 2x input instead of 1.25x)")
     parser.add_argument("--debug", action="store_true", help="log debug details to the log file")
     parser.add_argument("--version", action="version", version="assistant-tui 0.1.0")
     return parser
@@ -64,6 +68,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "mcp_config": args.mcp_config,
         "mcp_enabled": False if args.no_mcp else None,
         "thinking": args.thinking,
+        "max_cost": args.max_cost,
+        "max_turn_cost": args.max_turn_cost,
+        "prompt_cache": False if args.no_prompt_cache else None,
+        "cache_ttl": args.cache_ttl,
     }
     if args.project:
         overrides["project_root"] = args.project

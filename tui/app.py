@@ -234,7 +234,7 @@ class AssistantApp(App[None]):
         if not keep_files:
             self.pinned.clear()
             self.read_only.clear()
-        self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0})
+        self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0, "context_estimated_tokens": 0, "usage": {}})
         self.refresh_context()
 
     @work(thread=True, group="files", exit_on_error=False)

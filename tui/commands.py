@@ -35,6 +35,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/sessions", "", "Browse saved sessions"),
     SlashCommand("/new", "", "Start a new session"),
     SlashCommand("/export", "[path]", "Write the conversation as Markdown"),
+    SlashCommand("/cost", "", "Tokens, cache hit rate and estimated cost, per turn and per model"),
+    SlashCommand("/budget", "", "Give the session a fresh budget allowance after a budget stop"),
     SlashCommand("/mcp", "", "MCP servers: state, tools, last error; r restarts one"),
     SlashCommand("/help", "", "List keys and commands"),
     SlashCommand("/quit", "", "Quit assistant-tui"),

@@ -106,6 +106,20 @@ async def _files(app: "AssistantApp", args: str) -> None:
     await app.chat.add(MarkdownNote("\n".join(rows), title=f"Context · {len(picked)} files"))
 
 
+async def _cost(app: "AssistantApp", args: str) -> None:
+    from tui.cost import cost_report
+
+    note = Static(cost_report(app.handler), classes="md-note cost")
+    note.border_title = "Cost"
+    await app.chat.add(note)
+
+
+async def _budget(app: "AssistantApp", args: str) -> None:
+    from tui.cost import budget_message
+
+    await app.chat.add(NoteMessage(budget_message(app.handler), kind="info", title="/budget"))
+
+
 async def _task(app: "AssistantApp", args: str) -> None:
     await app.chat.add(UserMessage(f"/task {args}".rstrip()))
     app.record("user", f"/task {args}".rstrip())
@@ -163,4 +177,6 @@ _COMMANDS = {
     "/files": _files,
     "/task": _task,
     "/mcp": _mcp,
+    "/cost": _cost,
+    "/budget": _budget,
 }

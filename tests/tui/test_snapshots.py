@@ -287,3 +287,32 @@ class TestPicker:
             await settle(pilot)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class TestCost:
+    """``/cost``: where the session's tokens and money went."""
+
+    def test_cost_breakdown(self, snap_compare, settings, project):
+        """After a three-turn session on claude-sonnet-4-5 plus one response from an unpriced
+        local model: a "Cost" box with the totals line (tokens, a 90% hit rate, an estimated
+        cost marked "+ unpriced"), a per-turn table (input, cache write, cache read, output,
+        hit rate, cost), a per-model table where the local model shows "no price", the budget
+        line and the price table's source and date. The status line shows "Σ" tokens and cost."""
+        from core.usage import Budget, Usage, UsageLedger
+
+        ledger = UsageLedger()
+        ledger.add(1, "claude-sonnet-4-5", Usage(input_tokens=12, cache_write_tokens=4_310, output_tokens=120))
+        ledger.add(1, "claude-sonnet-4-5", Usage(input_tokens=3, cache_read_tokens=4_310, cache_write_tokens=410, output_tokens=85))
+        ledger.add(2, "claude-sonnet-4-5", Usage(input_tokens=3, cache_read_tokens=4_720, cache_write_tokens=2_950, output_tokens=310))
+        ledger.add(3, "claude-sonnet-4-5", Usage(input_tokens=3, cache_read_tokens=7_670, cache_write_tokens=95, output_tokens=42))
+        ledger.add(3, "llama3.1:8b", Usage(input_tokens=7_900, output_tokens=60))
+        summary = ledger.summary(turns=False)
+        app = build(settings, project, [ev.MetricsUpdated(metrics={"usage": summary, "estimated_tokens": 7_870, "context_estimated_tokens": 40})])
+        app.handler.usage = ledger
+        app.handler.budget = Budget(session_cost=2.0, turn_tokens=50_000)
+
+        async def run_before(pilot: Any) -> None:
+            await send("hello")(pilot)
+            await send("/cost")(pilot)
+
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -7,6 +7,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from core.usage import money
 from tui.format import format_tokens
 
 METER_CELLS = 8
@@ -71,9 +72,14 @@ class StatusLine(Static):
         line.append(f" · tools {m.get('tool_calls_this_turn', 0)}/{m.get('max_tool_calls', 0)}")
         line.append(" · ")
         line.append(meter(fraction), style="bold" if warn else "")
-        line.append(f" {format_tokens(int(m.get('estimated_tokens') or 0))}/{format_tokens(int(m.get('context_window') or 0))}")
+        estimated = "~" if m.get("context_estimated_tokens") else ""  # partly an estimate: what was added since the last response
+        line.append(f" {estimated}{format_tokens(int(m.get('estimated_tokens') or 0))}/{format_tokens(int(m.get('context_window') or 0))}")
         if warn:
             line.append(f" ⚠ {fraction:.0%} of context", style="bold")
+        usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
+        if usage.get("total_tokens"):
+            spent = usage.get("cost") if usage.get("cost") is not None else usage.get("cost_partial")
+            line.append(f" · Σ {format_tokens(int(usage['total_tokens']))}" + (f" {money(spent)}" if spent is not None else ""))
         line.append(f" · {self.state}", style="italic")
         if line != self._line:
             self._line = line

@@ -1,0 +1,97 @@
+"""``/cost`` and ``/budget``: where the session's tokens and money went, and a fresh allowance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from core.pricing import PRICES_DATE, PRICES_SOURCE
+from core.usage import UsageLedger, money
+from tui.format import format_tokens
+
+_HEADERS = ("in", "write", "read", "out", "hit", "cost")
+
+
+def _cost(row: dict[str, Any]) -> str:
+    if row.get("cost") is not None:
+        return money(row["cost"])
+    if row.get("cost_partial"):
+        return f"{money(row['cost_partial'])}+"
+    return "—"
+
+
+def _table(label: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column(label, no_wrap=True, overflow="ellipsis", max_width=14)
+    for header in _HEADERS:
+        table.add_column(header, justify="right", no_wrap=True)
+    for name, row in rows:
+        table.add_row(
+            name,
+            format_tokens(row["input_tokens"]),
+            format_tokens(row["cache_write_tokens"]),
+            format_tokens(row["cache_read_tokens"]),
+            format_tokens(row["output_tokens"]),
+            f"{row['hit_rate']:.0%}",
+            _cost(row),
+        )
+    return table
+
+
+def cost_report(handler: Any, *, last_turns: int = 10) -> RenderableType:
+    """The ``/cost`` report of ``handler``: totals, per turn and per model tables, budget, price source."""
+    ledger: UsageLedger | None = getattr(handler, "usage", None)
+    if not isinstance(ledger, UsageLedger) or not ledger.entries:
+        return Text("No model responses yet in this session, so nothing has been spent.")
+    summary = ledger.summary()
+    head = Text()
+    head.append(f"{format_tokens(summary['total_tokens'])} tokens", style="bold")
+    head.append(f" in {summary['responses']} responses · cache hit rate ")
+    head.append(f"{summary['hit_rate']:.0%}", style="bold")
+    head.append(" · estimated cost ")
+    head.append(_cost(summary), style="bold")
+    turns = summary["per_turn"]
+    shown = [(str(row["turn"]), row) for row in turns[-last_turns:]]
+    parts: list[RenderableType] = [head, Text(""), _table("turn", shown)]
+    if len(turns) > last_turns:
+        parts.append(Text(f"(turns 1–{turns[-last_turns - 1]['turn']} not shown)", style="dim"))
+    parts += [Text(""), _table("model", [(row["model"], row) for row in summary["per_model"]])]
+    budget = getattr(handler, "budget", None)
+    if budget is not None and budget.active:
+        limits = []
+        if budget.session_cost:
+            limits.append(f"session {money(budget.session_cost)} (spent {money(ledger.cost()[0] - budget.session_base_cost)})")
+        if budget.turn_cost:
+            limits.append(f"turn {money(budget.turn_cost)}")
+        if budget.session_tokens:
+            limits.append(f"session {budget.session_tokens:,} tokens")
+        if budget.turn_tokens:
+            limits.append(f"turn {budget.turn_tokens:,} tokens")
+        parts.append(Text("\nBudget: " + ", ".join(limits) + ". /budget gives the session a fresh allowance."))
+    parts.append(
+        Text(
+            "Tokens are what the provider reported; costs are estimates from the price table "
+            f"({PRICES_SOURCE}, taken {PRICES_DATE}; override with [prices.\"model\"] in the config file). "
+            "\"—\": no price for that model (tokens only); \"+\": part of it has no price.",
+            style="dim",
+        )
+    )
+    return Group(*parts)
+
+
+def budget_message(handler: Any) -> str:
+    """``/budget``: a fresh session allowance, or how to set one."""
+    refresh = getattr(handler, "refresh_budget", None)
+    budget = getattr(handler, "budget", None)
+    if refresh is None or budget is None:
+        return "Budgets are not available: the engine did not start."
+    if not budget.active:
+        return "No budget is set. Set one with --max-cost USD, --max-turn-cost USD, or max_cost / max_turn_cost / max_session_tokens / max_turn_tokens in the config."
+    allowed = refresh()
+    if not allowed:
+        return "Only per-turn budgets are set; each new message starts with a fresh allowance."
+    return f"Fresh session allowance: {allowed} from now on. Send your message again (or 'continue')."
