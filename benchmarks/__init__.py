@@ -18,5 +18,6 @@ BENCHMARKS: tuple[str, ...] = (
     "loop",
     "flood",
     "policy",
+    "cost",
 )
 """Benchmark modules (``benchmarks.<name>``), in the order they run and are reported."""

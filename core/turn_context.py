@@ -11,7 +11,7 @@ stay there: later requests resend them unchanged.
 A file already in the conversation is not sent again unless it changed; its
 older copy is replaced by a short note when that is cheaper than keeping it
 (see :meth:`ConversationFiles.superseded`). A file dropped from the context
-pane has its copies replaced by a note, so the model no longer relies on it.
+pane is handled the same way; when its copy stays, the turn says it was dropped.
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ class ConversationFiles:
         parts: list[Part] = []
         wanted = {display for display, _ in picked}
         for display in [p for p in self.copies if p not in wanted]:
-            self._retire(display, history, f"[{display} was here; it was dropped from the context]", always=True)
+            if not self._retire(display, history, f"[{display} was here; it was dropped from the context]"):
+                parts.append({"kind": "note", "path": display, "text": f"[{display} was dropped from the context: disregard its earlier copy]"})
         for display, content in picked:
             part = file_part(display, content)
             copy = self.copies.get(display)
@@ -141,15 +142,18 @@ class ConversationFiles:
         after = sum(estimate_text_tokens(str(m.get("content") or "")) + estimate_text_tokens(m.get("context") or "") for m in history[position + 1 :])
         return copy.tokens >= after
 
-    def _retire(self, display: str, history: Sequence[dict[str, Any]], note: str, *, always: bool = False) -> None:
+    def _retire(self, display: str, history: Sequence[dict[str, Any]], note: str) -> bool:
+        """Forget the copy of ``display``; replace it by ``note`` when that is cheaper (True if replaced)."""
         copy = self.copies.pop(display)
-        if not always and not self.superseded(copy, history):
-            return
+        if not self.superseded(copy, history):
+            return False
         parts = copy.message.get("context_parts") or []
         if copy.index < len(parts) and parts[copy.index].get("path") == display:
             parts[copy.index] = {"kind": "note", "path": display, "text": note}
             copy.message["context"] = render(parts)
             log.info("replaced the copy of %s in the conversation by a note", display)
+            return True
+        return False
 
 
 def turn_parts(
