@@ -267,7 +267,8 @@ class AssistantAgent:
     async def _stop(self, session: AcpSession, final: ev.TurnCompleted | ev.TurnFailed | None, mapper: TurnMapper) -> PromptResponse:
         """The stop reason of a finished turn; failures that are not a limit are JSON-RPC errors."""
         if isinstance(final, ev.TurnCompleted):
-            reason = mapper.last_stop_reason if mapper.last_stop_reason in ("max_tokens", "refusal") else "end_turn"
+            stop = (final.result.get("metadata") or {}).get("stop_reason") or mapper.last_stop_reason
+            reason = stop if stop in ("max_tokens", "refusal") else "end_turn"
             return PromptResponse(stop_reason=reason)
         if final is None:
             raise RequestError(-32603, "The turn ended without a result.", {"reason": "no_result"})

@@ -270,8 +270,8 @@ def history_updates(messages: Iterable[dict[str, Any]], project_root: Path) -> l
             if content:
                 updates.append(update_user_message_text(content))
         elif role == "assistant":
-            thinking = message.get("thinking")
-            if isinstance(thinking, str) and thinking:
+            thinking = _thinking_text(message.get("thinking"))
+            if thinking:
                 updates.append(update_agent_thought_text(thinking))
             if content:
                 updates.append(update_agent_message_text(content))
@@ -295,3 +295,11 @@ def history_updates(messages: Iterable[dict[str, Any]], project_root: Path) -> l
                     )
                 )
     return updates
+
+
+def _thinking_text(blocks: Any) -> str:
+    """The readable reasoning of an assistant message's ``thinking`` blocks (redacted ones have none)."""
+    if isinstance(blocks, str):
+        return blocks
+    texts = [block.get("thinking") or block.get("text") or "" for block in blocks or [] if isinstance(block, dict)]
+    return "".join(text for text in texts if isinstance(text, str))

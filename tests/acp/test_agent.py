@@ -19,13 +19,14 @@ from tests.fake_llm import Reply, Tool
 
 
 async def test_a_prompt_with_a_tool_call_streams_updates_and_is_recorded(fake_llm, project):
-    fake_llm.script(Reply(text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
+    fake_llm.script(Reply(thinking="The user wants auth.", text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
     async with running_agent(project) as (conn, client, _):
         session = await conn.new_session(cwd=str(project))
         response = await prompt(conn, session.session_id, "explain auth")
 
     assert response.stop_reason == "end_turn"
     assert client.text() == "Reading it.It always logs in."
+    assert client.text("agent_thought_chunk") == "The user wants auth."
     [start] = client.of("tool_call")
     assert (start.tool_call_id, start.kind, start.status, start.title) == (start.tool_call_id, "read", "in_progress", "Read auth.py")
     assert [loc.path for loc in start.locations] == [str(project / "auth.py")]
@@ -134,7 +135,7 @@ async def test_cancel_mid_stream(fake_llm, project):
 async def test_session_load_replays_the_conversation(fake_llm, project):
     from acp import RequestError
 
-    fake_llm.script(Reply(text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
+    fake_llm.script(Reply(thinking="Read first.", text="Reading it.", tools=[Tool("readFile", {"path": "auth.py"})]), Reply(text="It always logs in."))
     async with running_agent(project) as (conn, _, _):
         session = await conn.new_session(cwd=str(project))
         await prompt(conn, session.session_id, "explain auth")
@@ -154,7 +155,7 @@ async def test_session_load_replays_the_conversation(fake_llm, project):
         response = await prompt(conn, session.session_id, "and now?")
 
     kinds = [u.session_update for u in replayed if u.session_update != "available_commands_update"]
-    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"]
+    assert kinds == ["user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call", "agent_message_chunk"]
     assert replayed[0].content.text == "explain auth"
     tool = next(u for u in replayed if u.session_update == "tool_call")
     assert (tool.kind, tool.status, tool.title) == ("read", "completed", "Read auth.py") and "def login" in tool.content[0].content.text
@@ -244,6 +245,8 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
     fake_llm.script(
         Reply(text="<plan>\n1. Read auth.py\n2. Add a password check\n</plan>"),
         Reply(tools=[Tool("readFile", {"path": "auth.py"}), Tool("readFile", {"path": "auth.py"})]),
+        Reply(text="A very long answer that gets cu", stop_reason="max_tokens"),
+        Reply(text="", stop_reason="refusal"),
         HTTPError(401, "invalid x-api-key"),
     )
     async with running_agent(project, "--max-tool-calls", "1") as (conn, client, _):
@@ -251,6 +254,8 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
         planned = await prompt(conn, session.session_id, "/plan secure login")
         [plan] = client.of("plan")
         limited = await prompt(conn, session.session_id, "read it twice")
+        cut = await prompt(conn, session.session_id, "write a lot")
+        refused = await prompt(conn, session.session_id, "something bad")
         try:
             await prompt(conn, session.session_id, "and again")
         except RequestError as exc:
@@ -261,6 +266,7 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
     assert planned.stop_reason == "end_turn"
     assert [(e.content, e.status) for e in plan.entries] == [("Read auth.py", "pending"), ("Add a password check", "pending")]
     assert limited.stop_reason == "max_turn_requests"
+    assert (cut.stop_reason, refused.stop_reason) == ("max_tokens", "refusal")
     assert "Stopped: the model asked for more than 1 tool calls" in client.text()
     # the second call was answered, not run, and announced as one finished tool call
     calls = [(u.session_update, u.status) for u in client.updates if u.session_update in ("tool_call", "tool_call_update")]
