@@ -17,6 +17,7 @@ import re
 import shlex
 import shutil
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,8 +214,36 @@ async def _drain(stream: asyncio.StreamReader, sink: bytearray, cap: int) -> Non
             sink += chunk[: cap - len(sink)]
 
 
-async def _spawn(stages: list[list[str]], cwd: Path, env: dict[str, str]) -> list[asyncio.subprocess.Process]:
-    """Start every stage, connecting stdout of one to stdin of the next with os.pipe."""
+def _pump_withholding(source: int, sink: int, root: Path) -> None:
+    """Copy the first stage's output to the second, without the lines of secret files (a thread)."""
+    try:
+        with os.fdopen(source, "rb") as reader, os.fdopen(sink, "wb") as writer:
+            pending = b""
+            while chunk := reader.read1(_CHUNK):
+                pending += chunk
+                cut = max(pending.rfind(b"\n"), pending.rfind(b"\0"))
+                if cut < 0:
+                    pending = pending if len(pending) < _CHUNK * 16 else b""  # no file name this long
+                    continue
+                ready, pending = pending[: cut + 1], pending[cut + 1 :]
+                kept, _ = withhold_secret_lines(ready.decode("utf-8", "surrogateescape"), root)
+                writer.write(kept.encode("utf-8", "surrogateescape"))
+                writer.flush()
+            if pending:
+                kept, _ = withhold_secret_lines(pending.decode("utf-8", "surrogateescape"), root)
+                writer.write(kept.encode("utf-8", "surrogateescape"))
+    except OSError:  # the next stage ended (broken pipe) or the pipeline was killed
+        pass
+
+
+async def _spawn(
+    stages: list[list[str]], cwd: Path, env: dict[str, str], withhold_after_first: bool = False
+) -> list[asyncio.subprocess.Process]:
+    """Start every stage, connecting stdout of one to stdin of the next with os.pipe.
+
+    With ``withhold_after_first``, the first stage's output passes through
+    :func:`_pump_withholding` on its way to the second (a content search piped into a filter).
+    """
     procs: list[asyncio.subprocess.Process] = []
     previous: int | None = None
     try:
@@ -241,6 +270,10 @@ async def _spawn(stages: list[list[str]], cwd: Path, env: dict[str, str]) -> lis
                         os.close(fd)
             previous = read_next
             procs.append(proc)
+            if index == 0 and withhold_after_first and read_next is not None:
+                filtered, into_next = os.pipe()
+                threading.Thread(target=_pump_withholding, args=(read_next, into_next, cwd), daemon=True).start()
+                previous = filtered
     except BaseException:
         _kill_groups(procs)
         await _reap(procs, [])
@@ -249,10 +282,11 @@ async def _spawn(stages: list[list[str]], cwd: Path, env: dict[str, str]) -> lis
 
 
 async def _run(
-    stages: list[list[str]], *, cwd: Path, env: dict[str, str], timeout: float, max_output: int
+    stages: list[list[str]], *, cwd: Path, env: dict[str, str], timeout: float, max_output: int,
+    withhold_after_first: bool = False,
 ) -> tuple[str, bytes, bytes, int | None, bool]:
     """Run a planned pipeline; returns (status, stdout, stderr, returncode, truncated)."""
-    procs = await _spawn(stages, cwd, env)
+    procs = await _spawn(stages, cwd, env, withhold_after_first)
     last = procs[-1]
     assert last.stdout is not None
     stdout = bytearray()
@@ -367,14 +401,15 @@ async def execute_command_safely(
     log.info("running %s", redact(display, secret_values))
     try:
         status, out, err, code, truncated = await _run(
-            stages, cwd=project_root, env=env, timeout=timeout, max_output=max_output
+            stages, cwd=project_root, env=env, timeout=timeout, max_output=max_output,
+            withhold_after_first=plan.filter_secrets and len(stages) > 1,
         )
     except OSError as exc:
         return finish("error", reason=f"Could not start {display}: {exc.strerror or exc}.", argv=stages,
                       decision=decision)
     stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     withheld = 0
-    if plan.filter_secrets and stdout:
+    if plan.filter_secrets and stdout and len(stages) == 1:
         stdout, withheld = await asyncio.to_thread(withhold_secret_lines, stdout, project_root)
     if withheld:
         log.info("withheld %d output line(s) of secret or unnamed files", withheld)

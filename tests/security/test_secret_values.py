@@ -73,3 +73,16 @@ def test_env_example_is_readable_and_env_is_not(tmp_path: Path) -> None:
     assert not is_error(read_file_tool({"path": ".env.example"}, project_root=tmp_path))
     assert is_error(read_file_tool({"path": ".env"}, project_root=tmp_path))
     assert env_file_values(tmp_path) == ["value-of-the-secret-1"]
+
+
+async def test_a_search_piped_into_a_filter_is_filtered_before_the_filter(tmp_path: Path) -> None:
+    """``grep -rl X . | wc -l`` counts no secret file: the first stage's output is filtered on its way."""
+    from core.tools.safe_exec import execute_command_safely
+
+    (tmp_path / "a.txt").write_text("needle\n")
+    (tmp_path / "notes.txt").write_text("needle\n" + "x\n" * 50_000 + "-----BEGIN RSA PRIVATE KEY-----\nk\n")
+    (tmp_path / ".env").write_text("needle=1\n")
+    counted = await execute_command_safely("grep -rl needle . | wc -l", project_root=tmp_path)
+    listed = await execute_command_safely("grep -rn needle . | sort", project_root=tmp_path)
+    assert counted.status == "success" and counted.stdout.strip() == "1"
+    assert listed.stdout == "./a.txt:1:needle\n"
