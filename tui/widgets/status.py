@@ -21,7 +21,7 @@ def meter(fraction: float, cells: int = METER_CELLS) -> str:
 
 
 class StatusLine(Static):
-    """One line: ``anthropic:claude · turn 3 · tools 2/10 · ████░░ 41k/200k · ready``.
+    """One line: ``anthropic:claude · turn 3 · tools 2/10 · ████░░ ~41k/200k · ready · Σ 120k $0.21``.
 
     "turn" is the user's turn (messages sent); tools counts this turn's calls as they start.
     """
@@ -76,11 +76,11 @@ class StatusLine(Static):
         line.append(f" {estimated}{format_tokens(int(m.get('estimated_tokens') or 0))}/{format_tokens(int(m.get('context_window') or 0))}")
         if warn:
             line.append(f" ⚠ {fraction:.0%} of context", style="bold")
+        line.append(f" · {self.state}", style="italic")
         usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
-        if usage.get("total_tokens"):
+        if usage.get("total_tokens"):  # last: on a narrow terminal the session's spend is cut before the state
             spent = usage.get("cost") if usage.get("cost") is not None else usage.get("cost_partial")
             line.append(f" · Σ {format_tokens(int(usage['total_tokens']))}" + (f" {money(spent)}" if spent is not None else ""))
-        line.append(f" · {self.state}", style="italic")
         if line != self._line:
             self._line = line
             self.update(line, layout=False)  # one line of fixed height and width: a repaint, never a layout
