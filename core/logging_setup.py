@@ -63,3 +63,12 @@ def setup_logging(secrets: Iterable[str] = (), *, level: int = logging.INFO, log
     for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "anthropic", "openai", "LiteLLM", "litellm"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
     return log_path
+
+
+def add_secrets(secrets: Iterable[str]) -> None:
+    """Redact more secret values from now on (settings loaded later, e.g. an ACP session's project)."""
+    for handler in logging.getLogger().handlers:
+        for existing in handler.filters:
+            if isinstance(existing, RedactingFilter):
+                merged = set(existing.secrets) | {s for s in secrets if len(s) >= 6}
+                existing.secrets = sorted(merged, key=len, reverse=True)

@@ -332,6 +332,9 @@ class AssistantAgent:
             settings = load_settings({**self.overrides, "project_root": root})
         except ConfigError as exc:
             raise RequestError.invalid_params({"message": f"configuration error: {exc}"}) from None
+        from core.logging_setup import add_secrets
+
+        add_secrets(settings.secrets())  # the project's .env may hold keys the start-up settings did not
         factory = self.application_factory
         if factory is None:
             from core.app import Application

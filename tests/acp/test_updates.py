@@ -120,3 +120,25 @@ def test_history_replay_marks_failed_calls(tmp_path: Path):
     assert [u.session_update for u in updates] == ["user_message_chunk", "tool_call", "agent_message_chunk", "plan"]
     assert updates[1].status == "failed" and updates[1].locations[0].path == str(tmp_path / "gone.py")
     assert updates[3].entries[0].content == "Create gone.py"
+
+
+def test_secrets_added_later_are_redacted_from_the_log(tmp_path: Path):
+    import logging
+
+    from core.logging_setup import add_secrets, setup_logging
+
+    root = logging.getLogger()
+    saved_handlers, saved_level = list(root.handlers), root.level
+    log_file = setup_logging(["sk-ant-startup-key-1"], log_path=tmp_path / "agent.log")
+    try:
+        add_secrets(["sk-project-env-key-2"])
+        logging.getLogger("test").warning("keys %s and %s", "sk-ant-startup-key-1", "sk-project-env-key-2")
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+            handler.close()
+        for handler in saved_handlers:
+            root.addHandler(handler)
+        root.setLevel(saved_level)
+    text = log_file.read_text()
+    assert "sk-project-env-key-2" not in text and "sk-ant-startup-key-1" not in text and text.count("[REDACTED]") == 2
