@@ -26,7 +26,7 @@ def _cost(row: dict[str, Any]) -> str:
 
 def _table(label: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column(label, no_wrap=True, overflow="ellipsis", max_width=14)
+    table.add_column(label, overflow="fold")  # the only column that may wrap: a long model name folds, numbers stay whole
     for header in _HEADERS:
         table.add_column(header, justify="right", no_wrap=True)
     for name, row in rows:
