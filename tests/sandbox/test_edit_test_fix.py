@@ -1,0 +1,77 @@
+"""Issue 13, done-when (a): run the tests, see the failure, have aider fix it, run them again, see them pass.
+
+One user turn; the chat model is scripted (Anthropic side of the fake server), aider is
+real (OpenAI side), pytest really runs in the sandbox, and its output streams live.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from core import events as ev
+from core.app import Application
+from tests.aider.conftest import git, whole_file_edit
+from tests.fake_llm import Reply, Request, Tool
+from tests.test_acceptance import settings_for
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def failing_project(tmp_path: Path) -> Path:
+    root = tmp_path / "calcproj"
+    root.mkdir()
+    (root / "calc.py").write_text(BUGGY)
+    (root / "test_calc.py").write_text(TEST)
+    git(root, "init", "-q")
+    git(root, "config", "user.name", "Test")
+    git(root, "config", "user.email", "test@example.com")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "initial")
+    return root.resolve()
+
+
+def scripted(request: Request) -> Reply:
+    if request.api == "openai":  # aider, asked to fix calc.py
+        return Reply(text=whole_file_edit("calc.py", FIXED))
+    results = [b for m in request.messages if isinstance(m.get("content"), list) for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not results:
+        return Reply(text="Running the tests first.", tools=[Tool("runTests", {})])
+    last = str(results[-1]["content"])
+    if len(results) == 1:
+        assert "Tests failed" in last and "assert -1 == 5" in last, last
+        return Reply(text="add subtracts; fixing it.", tools=[Tool("aiderAutomatic", {"prompt": "Make add return a + b", "file_context": ["calc.py"]})])
+    if len(results) == 2:
+        return Reply(text="Checking the fix.", tools=[Tool("runTests", {})])
+    return Reply(text="The tests pass now." if "Tests passed" in last else "Still failing.")
+
+
+async def test_one_turn_runs_the_tests_fixes_the_code_and_sees_them_pass(fake_llm: Any, tmp_path: Path, sandbox: Any) -> None:
+    root = failing_project(tmp_path)
+    fake_llm.responder = scripted
+    toolchain = os.pathsep.join(sorted({sys.prefix, sys.base_prefix}))
+    settings = settings_for(fake_llm, root, command_approval="sandbox-auto", sandbox_paths=toolchain,
+                            test_command=f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    application = Application(settings)
+    events = [e async for e in application.handler.stream_query("Run the tests and fix what fails")]
+
+    assert isinstance(events[-1], ev.TurnCompleted), events[-1]
+    assert events[-1].result["content"] == "The tests pass now."
+    finished = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert [(e.call.name, e.status) for e in finished] == [("runTests", "error"), ("aiderAutomatic", "success"), ("runTests", "success")]
+    assert (root / "calc.py").read_text() == FIXED
+    # both runs streamed their output live, under their own call ids, before they finished
+    for run in (finished[0], finished[2]):
+        chunks = [e for e in events if isinstance(e, ev.ToolOutputChunk) and e.call_id == run.call.id]
+        assert chunks, f"no live output for {run.call.id}"
+        assert events.index(chunks[-1]) < events.index(run)
+        assert run.metadata["sandboxed"] is True
+    first = "".join(e.text for e in events if isinstance(e, ev.ToolOutputChunk) and e.call_id == finished[0].call.id)
+    second = "".join(e.text for e in events if isinstance(e, ev.ToolOutputChunk) and e.call_id == finished[2].call.id)
+    assert "1 failed" in first and "1 passed" in second
+    assert [e.decision.value for e in events if isinstance(e, ev.ApprovalRecorded) and e.call.name == "runTests"] == ["allow_once", "allow_once"]
