@@ -19,5 +19,6 @@ BENCHMARKS: tuple[str, ...] = (
     "flood",
     "policy",
     "cost",
+    "sandbox",
 )
 """Benchmark modules (``benchmarks.<name>``), in the order they run and are reported."""

@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--approval-mode", choices=("ask", "allow", "deny"), help="what to do with tool calls that change things")
     parser.add_argument("--aider-model", help="model aider uses, in aider's naming")
     parser.add_argument("--thinking", metavar="BUDGET", help="Anthropic extended thinking: off, or a token budget (at least 1024)")
+    parser.add_argument("--sandbox-auto", action="store_true", help="run the model's commands in the sandbox without asking (network still asks)")
     parser.add_argument("-y", "--yes", action="store_true", help="approve every tool call (headless)")
     parser.add_argument("-C", "--project", metavar="DIR", help="project directory (default: the current directory)")
     parser.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="continue the most recent session of this project")
@@ -72,6 +73,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "max_turn_cost": args.max_turn_cost,
         "prompt_cache": False if args.no_prompt_cache else None,
         "cache_ttl": args.cache_ttl,
+        "command_approval": "sandbox-auto" if args.sandbox_auto else None,
     }
     if args.project:
         overrides["project_root"] = args.project
@@ -203,6 +205,9 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         _error(provider_missing_message(settings))
         return EXIT_USAGE
 
+    commands = getattr(application, "commands", None)
+    if commands is not None and not (status := await commands.status()).available:
+        sys.stderr.write(f"assistant-tui: {status.problem}\n")  # once: commands are refused (or ask) without it
     final: ev.TurnCompleted | ev.TurnFailed | None = None
     async with contextlib.aclosing(application.handler.stream_query(query)) as events:
         async for event in events:

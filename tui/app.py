@@ -157,12 +157,24 @@ class AssistantApp(App[None]):
                     self.attach_engine(application)
             await sessions.start(self, **self.session_request)
             self.start_mcp()
+            self.run_worker(self._sandbox_notice(), group="start-up", exit_on_error=False)
             self._refresh_metrics()
             self.refresh_context()
         finally:
             self._started.set()
         self.load_project_files()
         self.prewarm_provider()
+
+    async def _sandbox_notice(self) -> None:
+        """Say once, at start-up, when commands cannot run in the sandbox (and what to install)."""
+        commands = getattr(self.application, "commands", None)
+        if commands is None:
+            return
+        status = await commands.status()
+        if not status.available:
+            fallback = ("Commands will run UNSANDBOXED, after asking each time (allow_unsandboxed is on)."
+                        if self.settings.allow_unsandboxed else "runCommand, runTests, /test and /run are refused until it works.")
+            await self.chat.add(NoteMessage(f"{status.problem}\n{fallback}", kind="warning", title="No sandbox"))
 
     def attach_engine(self, application: Any) -> None:
         """Use ``application`` (built after the first frame) as this app's engine."""

@@ -28,6 +28,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/aider", "<instruction>", "Have aider edit the code (the model picks how)", to_model=True),
     SlashCommand("/continue", "", "Have the model go on with an answer cut off at the output limit", to_model=True),
     SlashCommand("/task", "<name> key=value... or list", "Run a structured task directly, no model needed"),
+    SlashCommand("/test", "[args]", "Run the project's tests in the sandbox; the output joins the conversation"),
+    SlashCommand("/run", "<command>", "Run a command in the sandbox; the output joins the conversation"),
     SlashCommand("/add", "<glob or path>", "Add files to the context"),
     SlashCommand("/drop", "<glob or path>", "Drop files from the context"),
     SlashCommand("/files", "", "List the files in the context"),

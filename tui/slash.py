@@ -14,6 +14,7 @@ from core.types import is_error
 from tui import sessions
 from tui.format import format_tokens
 from tui.widgets.chat import MarkdownNote, NoteMessage, UserMessage
+from tui.widgets.command_output import CommandOutput
 
 if TYPE_CHECKING:
     from tui.app import AssistantApp
@@ -165,6 +166,68 @@ async def _mcp(app: "AssistantApp", args: str) -> None:
     app.push_screen(McpScreen(manager))
 
 
+async def _test(app: "AssistantApp", args: str) -> None:
+    from core.tools.testcmd import TestCommandError
+
+    try:
+        argv = app.application.test_argv() + shlex.split(args)
+    except (AttributeError, TestCommandError, ValueError) as exc:
+        message = str(exc) if not isinstance(exc, AttributeError) else "The engine did not start (see the message above)."
+        await app.chat.add(NoteMessage(message, kind="error", title="/test"))
+        return
+    await _start_command(app, argv, f"/test {args}".rstrip())
+
+
+async def _run(app: "AssistantApp", args: str) -> None:
+    try:
+        argv = shlex.split(args)
+    except ValueError as exc:
+        await app.chat.add(NoteMessage(f"/run: {exc}. Quote arguments like a shell would.", kind="warning"))
+        app.prompt.restore(f"/run {args}")
+        return
+    if not argv:
+        await app.chat.add(NoteMessage("Usage: /run <command>, e.g. /run pytest -q tests/test_calc.py (no shell; "
+                                       "use /run sh -c '...' for one)", kind="warning"))
+        return
+    await _start_command(app, argv, f"/run {args}")
+
+
+async def _start_command(app: "AssistantApp", argv: list[str], label: str) -> None:
+    if app.turn_running:
+        app.notify("A reply is still running: Esc cancels it.", severity="warning")
+        app.prompt.restore(label)
+        return
+    if getattr(app.application, "run_user_command", None) is None:
+        await app.chat.add(NoteMessage("Commands cannot run: the engine did not start.", kind="error", title=label))
+        return
+    await app.chat.add(UserMessage(label))
+    app.record("user", label)
+    output = CommandOutput(f"{shlex.join(argv)} · sandbox")
+    await app.chat.add(output)
+    app._turn = run_user_command(app, argv, output)
+    app.refresh_bindings()
+
+
+@work(exclusive=True, group="turn", exit_on_error=False)
+async def run_user_command(app: "AssistantApp", argv: list[str], output: CommandOutput) -> None:
+    """Run the user's command in the sandbox, its output live; Esc kills its whole process tree."""
+    app.status.set_state(f"running {argv[0]}…")
+    try:
+        result = await app.application.run_user_command(argv, on_output=lambda text, stream: output.append(text))
+    except asyncio.CancelledError:
+        output.finish("Stopped (Esc): the command and every process it started were killed.", failed=True)
+        raise
+    except Exception as exc:  # a failing command is a message, not a crash
+        log.exception("/run failed")
+        output.finish(f"Could not run it: {exc}", failed=True)
+        return
+    finally:
+        app.status.set_state("ready")
+        app.call_later(app.refresh_bindings)
+    output.finish(result.get("content", ""), failed=is_error(result))
+    app.record("command", result.get("content", ""), failed=is_error(result))
+
+
 _COMMANDS = {
     "/help": _help,
     "/quit": _quit,
@@ -176,6 +239,8 @@ _COMMANDS = {
     "/drop": _drop,
     "/files": _files,
     "/task": _task,
+    "/test": _test,
+    "/run": _run,
     "/mcp": _mcp,
     "/cost": _cost,
     "/budget": _budget,

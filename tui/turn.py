@@ -104,6 +104,8 @@ class TurnRenderer:
                 self.status.update_metrics({"tool_calls_this_turn": self.calls_started})
                 self.status.set_state(f"running {call.name}…")
                 self.app.record("tool_call", call.name, parameters=call.parameters, id=call.id)
+            case ev.ToolOutputChunk(call_id=call_id, text=text):
+                self.trace.output(call_id, text)
             case ev.ToolCallFinished(call=call, status=status, result=result, duration=duration, metadata=metadata, waited=waited):
                 line = await self._line(call)
                 line.set_status(status, duration, waited)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Awaitable, Callable, Literal, Sequence
 
 from core.sandbox.bwrap import bwrap_argv, sandbox_env
-from core.sandbox.limits import Limits, PidsCgroup, make_cgroup, preexec
+from core.sandbox.limits import Limits, PidsCgroup, limit_wrapper, make_cgroup
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +199,7 @@ async def run_command(
     else:
         full = list(argv)
         env["HOME"] = str(root)
+    full = limit_wrapper(limits, cgroup) + full
     capture = _Capture()
     result = RunResult(status="exited", sandboxed=bwrap is not None, argv=list(argv))
     info: asyncio.Task[int | None] | None = None
@@ -207,7 +208,7 @@ async def run_command(
             proc = await asyncio.create_subprocess_exec(
                 *full, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=str(cwd or root), env=env, start_new_session=True,
-                preexec_fn=preexec(limits, cgroup), pass_fds=(info_write,) if info_write is not None else (),
+                pass_fds=(info_write,) if info_write is not None else (),
             )
         except OSError as exc:
             result.status, result.error = "error", f"could not start {argv[0]}: {exc.strerror or exc}"

@@ -37,6 +37,9 @@ from tui.format import (
 Clock = Callable[[], float]
 
 RESULT_PREVIEW_LINES = 12
+LIVE_LINES = 6
+"""Lines of a running call's live output shown under it."""
+LIVE_KEEP = 4_000
 
 
 @dataclass
@@ -57,6 +60,17 @@ class CallRecord:
     """Seconds the user took to answer; None while unanswered or when nobody was asked."""
     turn: int = 0
     """The user turn the call belongs to."""
+    output: str = ""
+    """The end of the call's live output (a command's stdout and stderr), at most ``LIVE_KEEP`` characters."""
+    output_lines: int = 0
+    output_at: float | None = None
+    """Seconds after the start when the latest output arrived."""
+
+    def add_output(self, text: str, now: float) -> None:
+        """Keep the end of the live output and count its lines."""
+        self.output = (self.output + text)[-LIVE_KEEP:]
+        self.output_lines += text.count("\n")
+        self.output_at = max(0.0, now - self.started)
 
     @property
     def finished(self) -> bool:
@@ -114,6 +128,11 @@ class ToolCallView(Widget, can_focus=True):
         if record.status in NEVER_RAN and record.result and not self.expanded:
             reason = record.result.strip().splitlines()[0]
             parts.append(Text(f"  {reason}", style=f"italic {style}", no_wrap=True, overflow="ellipsis"))
+        if record.status == "running" and record.output:
+            lines = record.output.rstrip("\n").splitlines()[-LIVE_LINES:]
+            at = format_duration(record.output_at or 0.0)
+            parts.append(Text(f"  output · {record.output_lines:,} lines · latest at {at}", style="dim italic"))
+            parts.append(Text("\n".join(f"    {line}" for line in lines), style="dim", no_wrap=True, overflow="ellipsis"))
         if self.expanded:
             parts.append(Text("  arguments", style="bold underline"))
             parts.append(Text(_indent(pretty_args(record.call.parameters))))
@@ -230,6 +249,14 @@ class ToolTrace(VerticalScroll):
             record.status = "pending"
             record.asked_at = self._clock()
             view.refresh()
+
+    def output(self, call_id: str, text: str) -> None:
+        """Live output of a running call: shown under it (its last lines) until it finishes."""
+        view = self._views.get(call_id)
+        if view is None:
+            return
+        view.record.add_output(text, self._clock())
+        view.refresh(layout=True)
 
     async def started(self, call: ToolCall) -> None:
         """A call began running."""
