@@ -25,21 +25,19 @@ The allowlist: ``find``, ``ls``, ``git ls-files``, ``git grep -l``, ``grep -l``,
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.tools.command_syntax import (
     CommandRefused,
-    OptionSpec,
     ParsedArgs,
     RefusalKind,
     parse_options,
     refuse_option,
     split_pipeline,
 )
-from core.tools.git_policy import pathspec_path, plan_git
+from core.tools.git_policy import plan_git
 from core.tools.paths_guard import PathRefused, resolve_in_root
 from core.tools.program_options import FD, FILTERS, GREP, GREP_LISTING, LS, RG, RG_LISTING, VIEWERS
 from core.tools.program_rules import LAUNCHERS, SHELLS, git_refusal, program_refusal  # noqa: F401 - re-exported
