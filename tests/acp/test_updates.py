@@ -12,6 +12,7 @@ from core.acp.diffs import file_changes, old_text, parse_unified_diff
 from core.acp.updates import TurnMapper, history_updates, tool_kind
 from core.tools.aider_bridge import unified_diff
 from core.types import Decision, ToolCall
+from tests.reliability.support import API_KEY_CANARY, app_log  # noqa: F401 - the app_log fixture
 
 LINES = st.lists(st.sampled_from(["a", "b", "c", "-- x", "--- y", "+++ z", "@@ -1 +1 @@", "\\ w", ""]), max_size=12)
 
@@ -122,23 +123,14 @@ def test_history_replay_marks_failed_calls(tmp_path: Path):
     assert updates[3].entries[0].content == "Create gone.py"
 
 
-def test_secrets_added_later_are_redacted_from_the_log(tmp_path: Path):
+def test_secrets_added_later_are_redacted_from_the_log(app_log: Path):
     import logging
 
-    from core.logging_setup import add_secrets, setup_logging
+    from core.logging_setup import add_secrets
 
-    root = logging.getLogger()
-    saved_handlers, saved_level = list(root.handlers), root.level
-    log_file = setup_logging(["sk-ant-startup-key-1"], log_path=tmp_path / "agent.log")
-    try:
-        add_secrets(["sk-project-env-key-2"])
-        logging.getLogger("test").warning("keys %s and %s", "sk-ant-startup-key-1", "sk-project-env-key-2")
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-            handler.close()
-        for handler in saved_handlers:
-            root.addHandler(handler)
-        root.setLevel(saved_level)
-    text = log_file.read_text()
-    assert "sk-project-env-key-2" not in text and "sk-ant-startup-key-1" not in text and text.count("[REDACTED]") == 2
+    add_secrets(["sk-project-env-key-2"])
+    logging.getLogger("test").warning("keys %s and %s", API_KEY_CANARY, "sk-project-env-key-2")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = app_log.read_text()
+    assert "sk-project-env-key-2" not in text and API_KEY_CANARY not in text and text.count("[REDACTED]") == 2
