@@ -57,6 +57,9 @@ BUDGET_HINT = (
     "a per-turn budget starts afresh with your next message."
 )
 
+_IN_MEMORY_EVENTS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolOutputChunk)
+"""Events observers only keep in memory (notified on the loop; the rest go through a thread)."""
+
 INTERRUPTED_RESULT = "interrupted: the user cancelled the turn before this tool finished"
 CUT_CALL_RESULT = (
     "Not run: your answer reached the output limit (max_tokens) while this call was being written, "
@@ -140,9 +143,9 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         try:
             async with contextlib.aclosing(self._stream_turn(query)) as turn_events:
                 async for event in turn_events:
-                    extra = self._notify(event)
                     if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
                         finished = True
+                    extra = await self._notify_off_loop(event)
                     yield event
                     for warning in extra:
                         yield warning
@@ -155,6 +158,19 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
                             interrupted()
                         except Exception:  # noqa: BLE001 - recording must never break the turn
                             log.exception("observer failed on interruption")
+
+    async def _notify_off_loop(self, event: ev.Event) -> list[ev.Event]:
+        """Tell the observers about ``event`` without holding the event loop on their disk writes.
+
+        Deltas only accumulate in memory and are passed inline; every other event
+        (a record written and fsynced by the session recorder) is passed in a
+        worker thread, one at a time and in order.
+        """
+        if not self.observers:
+            return []
+        if isinstance(event, _IN_MEMORY_EVENTS):
+            return self._notify(event)
+        return await asyncio.to_thread(self._notify, event)
 
     def _notify(self, event: ev.Event) -> list[ev.Event]:
         extra: list[ev.Event] = []

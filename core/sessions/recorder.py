@@ -10,6 +10,7 @@ full or read-only disk and the user always knows.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Iterable, Mapping
 
 from core import events as ev
@@ -35,6 +36,8 @@ class SessionRecorder:
         self._partial: list[str] = []  # text streamed since the last complete assistant message
         self._running: dict[str, ToolCall] = {}
         self._failing = False
+        self._lock = threading.Lock()
+        """One write at a time: the handler records from a worker thread, the app (context) from the loop."""
 
     def record(self, event: ev.Event) -> list[ev.Warning]:
         """Record what ``event`` completes; return warnings for the UI (usually none).
@@ -121,6 +124,10 @@ class SessionRecorder:
         return self._write(lambda: self.writer.assistant(text, interrupted=True))
 
     def _write(self, action: Any) -> list[ev.Warning]:
+        with self._lock:
+            return self._write_locked(action)
+
+    def _write_locked(self, action: Any) -> list[ev.Warning]:
         backlog = len(self.writer.pending)
         try:
             action()

@@ -430,3 +430,24 @@ async def test_a_consumer_that_raises_mid_stream_leaves_the_handler_free(make_ha
     last = handler.conversation_history[-1]
     assert last["role"] == "assistant" and last["interrupted"] is True
     assert (await handler.handle_query("again"))["content"] == "next works"
+
+
+async def test_observers_record_off_the_event_loop(make_handler, fake_llm):
+    """The session recorder's write and fsync of each record never run on the event loop's thread."""
+    import threading
+
+    loop_thread = threading.get_ident()
+    seen: list[tuple[str, bool]] = []
+
+    class Observer:
+        def record(self, event):
+            seen.append((event.kind, threading.get_ident() == loop_thread))
+            return []
+
+    handler = make_handler()
+    handler.add_observer(Observer())
+    fake_llm.script(Reply(text="Checking.", tools=[Tool("echo", {"text": "abc"})]), Reply(text="Done."))
+    await collect(handler, "shout abc")
+    on_loop = {kind for kind, inline in seen if inline}
+    assert on_loop == {"text_delta"}, seen
+    assert {"turn_started", "assistant_message", "tool_call_finished", "turn_completed"} <= {kind for kind, _ in seen}
