@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -35,6 +36,8 @@ _SCRUBBED = (
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """HOME and the XDG dirs in a temporary directory; no real keys or endpoints leak in.
 
+    The log file handler a test set up is closed after it.
+
     ``Application`` hardens git through ``GIT_CONFIG_*`` in the process environment;
     those variables are put back as they were after each test.
     """
@@ -50,6 +53,12 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     yield home
+    # A test that called setup_logging leaves a root file handler behind: close it, or the
+    # next tests' logging keeps writing into this test's directory.
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, logging.FileHandler)]:
+        root.removeHandler(handler)
+        handler.close()
     for key in [k for k in os.environ if k.startswith("GIT_CONFIG_")]:
         del os.environ[key]
     os.environ.update(saved_git)
