@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from textual import work

@@ -18,7 +18,7 @@ import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 log = logging.getLogger(__name__)
 

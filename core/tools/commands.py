@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from core.config import Settings
-from core.sandbox import INSTALL_COMMAND, Limits, Preflight, RunResult, SandboxStatus, run_command
+from core.sandbox import Limits, Preflight, RunResult, SandboxStatus, run_command
 from core.sandbox.runner import OutputCallback
 from core.tools.live_output import emit
 from core.tools.secrets import redact
