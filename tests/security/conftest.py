@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -77,3 +81,35 @@ def shell_trap(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
         script.chmod(0o755)
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
     return record
+
+
+@contextmanager
+def loopback_listener(*, read: bool) -> Iterator[tuple[int, list[bytes]]]:
+    """A listener on 127.0.0.1 that records every connection: what it sent (``read``) or a mark.
+
+    Yields the port and the list of what arrived.
+    """
+    received: list[bytes] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                received.append((conn.recv(65536) if read else b"") or b"<connected>")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], received
+    finally:
+        stop.set()
+        thread.join(2)
+        server.close()

@@ -15,9 +15,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import threading
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -26,6 +25,7 @@ from core.tools.safe_exec import run_file_path_command
 from tests.security.battery_cases import (
     ALLOWED, ASKED, CANARIES, HOME_CANARY, OUTSIDE_CANARY, PEM, PROJECT_FILES, REFUSED, SECRET_NAMES, all_cases,
 )
+from tests.security.conftest import loopback_listener
 from tests.security.hostile_git import GIT_IDENTITY, build_hostile_repo
 from tests.tools.support import tree_snapshot
 
@@ -58,30 +58,10 @@ def battery_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def listener() -> list[bytes]:
-    """A loopback listener that records every connection (index 0: its port)."""
-    received: list[bytes] = []
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                received.append(b"<connected>")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield received
-    stop.set()
-    thread.join(2)
-    server.close()
+def listener() -> Iterator[list[bytes]]:
+    """A loopback listener that records every connection."""
+    with loopback_listener(read=False) as (_, received):
+        yield received
 
 
 _OUTSIDE: dict[Path, list[Path]] = {}

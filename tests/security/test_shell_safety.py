@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import threading
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -23,7 +22,7 @@ from core.tools.program_rules import program_refusal
 from core.tools.files import read_file_tool
 from core.tools.safe_exec import execute_command_safely, run_file_path_command
 from core.types import Decision, is_error
-from tests.security.conftest import API_KEY_CANARY, ENV_CANARY, KEY_CANARY, Hostile
+from tests.security.conftest import API_KEY_CANARY, ENV_CANARY, KEY_CANARY, Hostile, loopback_listener
 from tests.tools.support import RecordingApprover, tree_snapshot
 
 SYNTAX, FORBIDDEN, ASKED = "syntax", "forbidden", "asked"
@@ -350,31 +349,11 @@ async def test_the_injected_instructions_get_nothing(hostile: Hostile) -> None:
 
 
 @pytest.fixture
-def listener() -> list[bytes]:
-    """A loopback listener that records anything sent to it."""
-    received: list[bytes] = []
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                received.append(conn.recv(65536) or b"<connected>")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    received.append(str(server.getsockname()[1]).encode())  # index 0: the port
-    yield received
-    stop.set()
-    thread.join(2)
-    server.close()
+def listener() -> Iterator[list[bytes]]:
+    """A loopback listener that records anything sent to it (index 0: its port)."""
+    with loopback_listener(read=True) as (port, received):
+        received.append(str(port).encode())
+        yield received
 
 
 async def test_exfiltration_attempts_reach_nobody(hostile: Hostile, listener: list[bytes]) -> None:
