@@ -192,12 +192,7 @@ def load_mcp_config(
     config = McpConfig()
     user_path = user_config or paths.config_file()
     if user_path.is_file():
-        try:
-            data = tomllib.loads(user_path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            config.errors.append(f"cannot read {user_path}: {exc}")
-            data = {}
-        _add_servers(config, data.get("mcp_servers", {}), str(user_path), environ)
+        _add_servers(config, _read_toml_servers(user_path, config), str(user_path), environ)
     project_file = project_root / ".mcp.json"
     if project_file.is_file():
         if trusted if trusted is not None else is_trusted(project_root):
@@ -210,15 +205,20 @@ def load_mcp_config(
         if not path.is_file():
             config.errors.append(f"--mcp-config {path}: no such file")
         elif path.suffix == ".toml":
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                config.errors.append(f"cannot read {path}: {exc}")
-                data = {}
-            _add_servers(config, data.get("mcp_servers", {}), str(path), environ)
+            _add_servers(config, _read_toml_servers(path, config), str(path), environ)
         else:
             _add_servers(config, _read_json_servers(path, config), str(path), environ)
     return config
+
+
+def _read_toml_servers(path: Path, config: McpConfig) -> Any:
+    """The ``[mcp_servers]`` table of a TOML file (empty, with the error noted, when unreadable)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        config.errors.append(f"cannot read {path}: {exc}")
+        return {}
+    return data.get("mcp_servers", {})
 
 
 def _read_json_servers(path: Path, config: McpConfig) -> dict[str, Any]:
