@@ -10,6 +10,7 @@ one asks, every time, and says it will run unsandboxed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shlex
@@ -135,7 +136,8 @@ class CommandTools:
             network=network, read_only=self.read_only_paths(), on_output=forward,
             rlimit_nproc=status.process_limit == "rlimit",
         )
-        result.output = redact(result.output, secrets)
+        # Up to sandbox_max_output bytes: scanned in a thread, not on the event loop.
+        result.output = await asyncio.to_thread(redact, result.output, secrets)
         return result
 
     # -- approval ----------------------------------------------------------------

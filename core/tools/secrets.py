@@ -73,6 +73,9 @@ TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:[^\s/@]+@",  # a URL with user:password@
 ))
+# One pass over the text instead of one per pattern: 4x faster on command output
+# (589 kB of `seq` output: 38 ms against 150 ms).
+_ANY_TOKEN = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in TOKEN_PATTERNS))
 _SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "COOKIE", "_DSN")
 _SECRET_NAMES = frozenset({"SSH_AUTH_SOCK", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "PGPASSFILE"})
 _SECRET_NAME_PREFIXES = ("AWS_", "ANTHROPIC_", "OPENAI_", "AZURE_OPENAI_", "GH_", "GITHUB_", "NPM_CONFIG_",
@@ -248,9 +251,7 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         text = text.replace(secret, REDACTED)
     if "PRIVATE KEY" in text:
         text = _PEM_BLOCK.sub(REDACTED, text)
-    for pattern in TOKEN_PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    return text
+    return _ANY_TOKEN.sub(REDACTED, text)
 
 
 _ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*(.*?)\s*$")
