@@ -75,3 +75,40 @@ async def test_one_turn_runs_the_tests_fixes_the_code_and_sees_them_pass(fake_ll
     second = "".join(e.text for e in events if isinstance(e, ev.ToolOutputChunk) and e.call_id == finished[2].call.id)
     assert "1 failed" in first and "1 passed" in second
     assert [e.decision.value for e in events if isinstance(e, ev.ApprovalRecorded) and e.call.name == "runTests"] == ["allow_once", "allow_once"]
+
+
+DOCUMENTED_BUG = '"""Arithmetic."""\n\n\ndef add(a, b):\n    return a - b\n'
+
+
+def auto_test_scripted(request: Request) -> Reply:
+    if request.api == "openai":  # aider: first the asked-for edit (the bug stays), then the fix
+        asked_to_fix = "The tests fail after the last change" in str(request.messages)
+        return Reply(text=whole_file_edit("calc.py", FIXED if asked_to_fix else DOCUMENTED_BUG))
+    answered = [b for m in request.messages if isinstance(m.get("content"), list) for b in m["content"]
+                if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not answered:
+        return Reply(tools=[Tool("aiderAutomatic", {"prompt": "Add a module docstring", "file_context": ["calc.py"]})])
+    return Reply(text="Done.")
+
+
+async def test_auto_test_hands_a_failure_back_to_aider_until_the_tests_pass(fake_llm: Any, tmp_path: Path, sandbox: Any) -> None:
+    """auto_test on: the edit leaves a failing test, aider gets the failure and fixes it; the model sees both runs."""
+    root = failing_project(tmp_path)
+    fake_llm.responder = auto_test_scripted
+    toolchain = os.pathsep.join(sorted({sys.prefix, sys.base_prefix}))
+    settings = settings_for(fake_llm, root, sandbox_paths=toolchain, auto_test=True,
+                            auto_test_attempts=2, test_command=f"{sys.executable} -m pytest -q -p no:cacheprovider")
+    application = Application(settings)
+    events = [e async for e in application.handler.stream_query("Document calc.py")]
+
+    assert isinstance(events[-1], ev.TurnCompleted), events[-1]
+    (edit,) = [e for e in events if isinstance(e, ev.ToolCallFinished)]
+    assert edit.call.name == "aiderAutomatic" and edit.status == "success", edit.result
+    assert edit.metadata["tests"] == "passed"
+    assert [run["passed"] for run in edit.metadata["test_runs"]] == [False, True]
+    assert "auto_test: tests passed after the edit and 1 fix attempt(s)" in edit.result
+    assert (root / "calc.py").read_text() == FIXED
+    aider_requests = [r for r in fake_llm.requests if r.api == "openai"]
+    assert len(aider_requests) == 2 and "assert -1 == 5" in str(aider_requests[1].messages)
+    live = "".join(e.text for e in events if isinstance(e, ev.ToolOutputChunk) and e.call_id == edit.call.id)
+    assert "1 failed" in live and "1 passed" in live  # both test runs streamed under the edit's call
