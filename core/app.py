@@ -144,7 +144,10 @@ class Application:
 
             return error_result(verdict.reason)
         result = describe(await self.commands.run(argv, on_output=on_output))
-        self.handler.add_message("user", f"I ran a command; its output:\n```\n{result['content']}\n```")
+        message = f"I ran a command; its output:\n```\n{result['content']}\n```"
+        self.handler.add_message("user", message)
+        if self.recorder is not None:  # in the transcript too, so a resumed session has it
+            self.recorder.user(message)
         return result
 
     def test_argv(self) -> list[str]:

@@ -108,6 +108,10 @@ class SessionRecorder:
         self._running.clear()
         return warnings + self._write(lambda: self.writer.interruption(reason))
 
+    def user(self, content: str) -> list[ev.Warning]:
+        """A user message that starts no turn (``/run`` output added to the conversation)."""
+        return self._write(lambda: self.writer.user(content))
+
     def context(self, files: Iterable[str | Mapping[str, Any]]) -> list[ev.Warning]:
         """Record the file-context pane (call it whenever the pinned files change)."""
         return self._write(lambda: self.writer.context(files))

@@ -112,3 +112,25 @@ async def test_auto_test_hands_a_failure_back_to_aider_until_the_tests_pass(fake
     assert len(aider_requests) == 2 and "assert -1 == 5" in str(aider_requests[1].messages)
     live = "".join(e.text for e in events if isinstance(e, ev.ToolOutputChunk) and e.call_id == edit.call.id)
     assert "1 failed" in live and "1 passed" in live  # both test runs streamed under the edit's call
+
+
+async def test_run_output_reaches_the_transcript_and_a_resumed_session(tmp_path: Path, sandbox: Any) -> None:
+    """``/run``'s output joins the conversation and the saved session: ``--continue`` still has it."""
+    root = failing_project(tmp_path)
+    application = Application(settings_for_no_model(root))
+    application.start_session()
+    result = await application.run_user_command(["echo", "marker-4711"])
+    assert "marker-4711" in result["content"]
+    application.close_session()
+
+    resumed = Application(settings_for_no_model(root))
+    resumed.start_session(continue_latest=True)
+    assert any("marker-4711" in str(m.get("content")) and m.get("role") == "user"
+               for m in resumed.handler.conversation_history)
+    resumed.close_session()
+
+
+def settings_for_no_model(root: Path) -> Any:
+    from core.config import Settings
+
+    return Settings(provider="anthropic", model="claude-test", anthropic_api_key="sk-ant-test", project_root=root)
