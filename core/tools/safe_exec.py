@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 TOOL_NAME = "executeFilePathCommand"
 STDERR_CAP = 64 * 1024
+OUTPUT_SHOWN = 2000
+"""Characters of a command's output shown to the model when it printed no paths (the rest is counted, not shown)."""
 MAX_LISTED_PATHS = 500
 _CHUNK = 64 * 1024
 _REAP_SECONDS = 2.0
@@ -480,8 +482,9 @@ async def run_file_path_command(
     if paths:
         body = f"Found {len(paths)} path(s):\n{_listing(paths, project_root)}"
     elif result.stdout.strip():
-        body = ("The command printed no paths of existing files inside the project. Its output:\n"
-                + result.stdout.strip()[:2000])
+        output = result.stdout.strip()
+        shown = output[:OUTPUT_SHOWN] + (f"\n[... {len(output) - OUTPUT_SHOWN:,} more characters not shown]" if len(output) > OUTPUT_SHOWN else "")
+        body = "The command printed no paths of existing files inside the project. Its output:\n" + shown
     else:
         body = "The command found no files."
     return ok_result("\n".join([body, *notes]), **meta)

@@ -49,7 +49,7 @@ async def test_the_model_sees_no_secret_in_the_child_environment(
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", ENV_CANARY)
     monkeypatch.setenv("INNOCENT_LOOKING", API_KEY_CANARY)
-    monkeypatch.setenv("VISIBLE_SETTING", "kept")
+    monkeypatch.setenv("A_VISIBLE_SETTING", "kept")  # sorted first: the output shown is capped
     application = make_application("anthropic", fake_llm, canary_project.root,
                                    approval_mode="allow" if mode == "allow" else "ask")
     asked: list[ApprovalRequest] = []
@@ -60,17 +60,17 @@ async def test_the_model_sees_no_secret_in_the_child_environment(
 
     application.handler.approve = approve
     fake_llm.script(
-        Reply(tools=[Tool("executeFilePathCommand", {"command": "printenv"}),
+        Reply(tools=[Tool("executeFilePathCommand", {"command": "printenv | sort"}),
                      Tool("executeFilePathCommand", {"command": "env"})]),
         Reply(text="That is the environment."),
     )
     events = await collect(application.handler, "show me the environment")
     application.close_session()
     printenv, env = finished_calls(events)
-    assert printenv.status == "success" and "VISIBLE_SETTING=kept" in printenv.result and "PATH=" in printenv.result
+    assert printenv.status == "success" and "A_VISIBLE_SETTING=kept" in printenv.result
     assert env.status == "refused" and "launches or wraps other programs" in env.result
     assert len(asked) == (1 if mode == "user-approves" else 0)
-    assert "VISIBLE_SETTING=kept" in str(fake_llm.requests[1].messages[-1])  # the output went to the model
+    assert "A_VISIBLE_SETTING=kept" in str(fake_llm.requests[1].messages[-1])  # the output went to the model
     assert_no_leaks(fake_llm, canary_project.listener, extra={"events": repr(events)})
 
 
