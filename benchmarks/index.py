@@ -22,7 +22,7 @@ App: `MemorySystem(root).start_indexing()`, what the app does at start-up: a
 background thread runs `FileIndex.build` (tracked files from `git ls-files
 --cached`, then untracked-not-ignored, then deleted ones), publishes batches to
 the picker's `FuzzyMatcher`, then reads top-level symbols for relevance. First
-results = the picker's matcher holds paths; full index = `MemorySystem.indexing`
+results = the picker's matcher holds paths; full index = the first complete listing
 is over (the complete list and matcher); background done = the thread has also
 finished the relevance lexicon. Meanwhile the event loop sleeps 1 ms at a time
 and the largest overshoot is the worst loop stall. `FileIndex.build` alone (in a
@@ -35,7 +35,7 @@ VERSION = 1
 
 def ensure_repo(count: int) -> Path:
     """A cached git repository with ``count`` tracked empty files at synthetic paths."""
-    from core.memory.synthetic import synthetic_paths
+    from benchmarks.synthetic import synthetic_paths
 
     root = paths.CACHE / f"repo-{count}-v{VERSION}"
     done = root.with_name(root.name + ".done")
@@ -87,7 +87,7 @@ async def memory_system_once(root: Path) -> dict[str, float]:
     thread = memory._thread
     seen, stall = await _watch(
         lambda: thread is None or not thread.is_alive(),
-        {"first": lambda: len(memory.matcher) > 0, "full": lambda: not memory.indexing},
+        {"first": lambda: len(memory.matcher) > 0, "full": memory._ready.is_set},
     )
     done = (time.perf_counter() - began) * 1000
     if not memory.index.paths:

@@ -15,7 +15,7 @@ from benchmarks.harness import BenchResult, Figure, GcWatch, at_most, percentile
 
 TITLE = "File picker"
 METHOD = """\
-80,000 kernel-like paths from `core.memory.synthetic.synthetic_paths` (the
+80,000 kernel-like paths from `benchmarks.synthetic.synthetic_paths` (the
 same list for everyone). Queries are typed one character at a time; each
 keystroke is one sample. In the app: the app is opened on the cached git
 repository of those paths (see the index benchmark) and, once it has listed
@@ -135,7 +135,7 @@ def measure_app(count: int, quick: bool) -> dict[str, Any]:
 
 
 def run(quick: bool = False) -> BenchResult:
-    from core.memory.synthetic import synthetic_paths
+    from benchmarks.synthetic import synthetic_paths
 
     from benchmarks.index import ensure_repo
 

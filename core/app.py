@@ -119,9 +119,7 @@ class Application:
 
     def describe_tasks(self) -> str:
         """``/task list``: the task templates and their parameters, one per line."""
-        from core.tasks import format_template_list
-
-        return format_template_list(self.task_system)
+        return self.task_system.format_template_list()
 
     async def run_task_command(self, text: str) -> TaskResult:
         """Run ``/task ...`` directly, without the chat model."""
@@ -223,7 +221,3 @@ class Application:
             except Exception:  # noqa: BLE001 - pending records are reported by the writer's own error
                 log.exception("closing the session writer failed")
             self.recorder = None
-
-    @property
-    def provider_identifier(self) -> str:
-        return self.handler.get_provider_identifier()

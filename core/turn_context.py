@@ -87,10 +87,6 @@ class ConversationFiles:
                 if part.get("kind") == "file" and part.get("path"):
                     self.copies[part["path"]] = _Copy(message, index, str(part.get("digest", "")), estimate_text_tokens(part.get("text", "")))
 
-    def in_conversation(self) -> set[str]:
-        """Display paths whose current copy is in the conversation."""
-        return set(self.copies)
-
     def parts_for(
         self,
         picked: Sequence[tuple[str, str | None]],

@@ -71,10 +71,6 @@ def set_frame_rate(environ: MutableMapping[str, str] | None = None) -> None:
     (os.environ if environ is None else environ).setdefault("TEXTUAL_FPS", str(FRAME_RATE))
 
 
-def applied() -> bool:
-    """Whether :func:`apply` ran in this process."""
-    return _applied
-
 def after_start_up() -> None:
     """Freeze what is alive now (start-up done, a session resumed): later full collections skip it."""
     if _applied:

@@ -12,12 +12,13 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from core.callables import call_sync_or_async
+from core.compat.handler import BaseHandlerSpecApi
 from core.config import Settings
 from core.handlers.budget import estimate_request_tokens
-from core.memory.types import DataContext, MatchItem
+from core.memory.types import DataContext
 from core.providers.base import ProviderAdapter, ToolSpec
 from core.types import Approver, Message, TaskResult, error_result, now, ok_result
 
@@ -57,7 +58,7 @@ class FileAccess:
         return data.decode("utf-8", errors="replace")
 
 
-class BaseHandler:
+class BaseHandler(BaseHandlerSpecApi):
     """Shared state and services of handlers."""
 
     def __init__(
@@ -96,10 +97,6 @@ class BaseHandler:
         self._session_started_at = time.monotonic()
 
     # -- debug -------------------------------------------------------------
-    def set_debug_mode(self, enabled: bool) -> None:
-        self.debug_mode = bool(enabled)
-        self.log_debug(f"debug mode {'on' if enabled else 'off'}")
-
     def log_debug(self, message: str) -> None:
         if self.debug_mode:
             log.info("[debug] %s", message)
@@ -180,22 +177,6 @@ class BaseHandler:
         return "\n\n".join(p for p in parts if p)
 
     # -- data context --------------------------------------------------------
-    def prime_data_context(self, query: str | None = None, initial_files: Sequence[str] | None = None) -> DataContext:
-        """Fill the data context from explicit files (first) and/or relevance matching."""
-        paths: list[str] = []
-        for path in list(initial_files or []) + (self._get_relevant_files(query) if query else []):
-            absolute = str((self.project_root / path).resolve()) if not Path(path).is_absolute() else str(Path(path))
-            if absolute not in paths:
-                paths.append(absolute)
-        items: list[MatchItem] = []
-        for path in paths:
-            content = self.file_access.read(path)
-            if content is None:
-                continue
-            items.append(MatchItem(id=path, content=content, content_type="file_content", source_path=path))
-        self.data_context = DataContext(items=items, source_query=query or "", retrieved_at=now())
-        return self.data_context
-
     def clear_data_context(self) -> None:
         self.data_context = None
 
@@ -210,38 +191,6 @@ class BaseHandler:
             return []
         matches = getattr(result, "matches", None) or (result.get("matches") if isinstance(result, dict) else []) or []
         return [m[0] if isinstance(m, (tuple, list)) else str(m) for m in matches]
-
-    def _create_file_context(self, paths: Iterable[str]) -> str:
-        """Each readable file as its path and fenced content; unreadable ones marked."""
-        blocks = []
-        for path in paths:
-            content = self.file_access.read(path)
-            if content is None:
-                blocks.append(f"{path}: (could not be read)")
-            else:
-                blocks.append(f"{path}:\n```\n{content}\n```")
-        return "\n\n".join(blocks)
-
-    # -- commands ------------------------------------------------------------
-    async def execute_file_path_command(self, command: str) -> list[str]:
-        """Run a file-finding command safely; its absolute, existing file paths, or [] on any failure."""
-        from core.tools.safe_exec import execute_command_safely, parse_file_paths_from_output
-
-        try:
-            result = await execute_command_safely(
-                command,
-                project_root=self.project_root,
-                timeout=self.config.command_timeout,
-                secrets=self.config.secrets(),
-                approve=self.approve,
-                approval_mode=self.config.approval_mode,
-            )
-        except Exception:  # noqa: BLE001
-            log.exception("file path command failed")
-            return []
-        if result.status != "success":
-            return []
-        return await asyncio.to_thread(parse_file_paths_from_output, result.stdout, self.project_root)
 
     # -- metrics -------------------------------------------------------------
     def estimate_tokens(self, system_prompt: str, tools: Sequence[ToolSpec] | None = None) -> int:

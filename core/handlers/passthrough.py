@@ -21,7 +21,7 @@ from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
 from core.callables import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
-from core.handlers.registration import ToolRegistrationMixin
+from core.compat.handler import PassthroughSpecApi
 from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.requests import RequestMixin
 from core.handlers.spending import SpendingMixin
@@ -84,7 +84,7 @@ class _Turn:
     """Seconds each tool call (by id) spent waiting for the user's approval."""
 
 
-class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, BaseHandler):
+class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHandler):
     """Handles raw user queries with the model and the registered tools."""
 
     def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None) -> None:
@@ -105,15 +105,6 @@ class PassthroughHandler(ToolRegistrationMixin, RequestMixin, SpendingMixin, Bas
         self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
 
     # -- public entry points -------------------------------------------------
-    async def handle_query(self, query: str) -> TaskResult:
-        """Run one user turn to the end and return its TaskResult."""
-        result: TaskResult = {"status": TaskStatus.FAILED.value, "content": "", "metadata": {}}
-        async with contextlib.aclosing(self.stream_query(query)) as events:
-            async for event in events:
-                if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
-                    result = event.result
-        return result
-
     def reset_conversation(self) -> None:
         super().reset_conversation()
         self.active_subtask_id = None

@@ -35,7 +35,7 @@ import threading
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 
 from core.memory.scoring import score_path
 
@@ -353,19 +353,3 @@ def _name_tiers(corpus: _Corpus, query: str, lit: str, word_lit: str) -> list[It
         words.lines(word_lit, pos=stop),
         tiers[2],
     ]
-
-
-_shared: tuple[int, int, FuzzyMatcher] | None = None
-
-
-def top_matches(query: str, paths: Sequence[str], limit: int = 50) -> list[Match]:
-    """One-call search for callers holding a plain list: reuses the matcher while the list is unchanged.
-
-    The matcher is rebuilt when a different list (or the same list with a new
-    length) is passed; prefer a long-lived :class:`FuzzyMatcher` where possible.
-    """
-    global _shared
-    key = (id(paths), len(paths))
-    if _shared is None or _shared[:2] != key:
-        _shared = (*key, FuzzyMatcher(paths))
-    return _shared[2].search(query, limit)

@@ -5,11 +5,11 @@
 - :meth:`MemorySystem.get_relevant_context_for` ranks files lexically for a
   task (file names, directories, top-level symbols, explicit mentions); files
   the user pinned always come first.
-- :meth:`MemorySystem.determine_relevant_files` asks the model instead, with
-  the fallbacks of :mod:`core.memory.selection`.
-- :meth:`MemorySystem.relevant_files_for_instruction` serves the aider tools
-  (SPEC.md section 7, Phase 3): the instruction weighs most, recent
-  conversation less, and files named in the conversation are found.
+- :meth:`MemorySystem.weighted_query` serves the aider tools (SPEC.md
+  section 7, Phase 3): the instruction weighs most, recent conversation less,
+  and files named in the conversation are found.
+- ``determine_relevant_files`` (SPEC.md section 5, from :mod:`core.compat.selection`)
+  asks the model instead.
 - :meth:`MemorySystem.search_files` is the picker's fuzzy search.
 """
 
@@ -24,14 +24,7 @@ from typing import Any, Callable, ContextManager, Mapping, Sequence
 from core.memory.fuzzy import FuzzyMatcher, Match
 from core.memory.index import FileIndex
 from core.memory.relevance import Lexicon
-from core.memory.selection import (
-    MAX_LISTED,
-    SELECTION_SYSTEM_PROMPT,
-    mentioned_paths,
-    normalise_metadata,
-    parse_selection,
-    selection_prompt,
-)
+from core.compat.selection import MemorySpecApi
 from core.memory.types import AssociativeMatchResult, ContextGenerationInput
 from core.types import Message
 
@@ -39,8 +32,6 @@ log = logging.getLogger(__name__)
 
 MAX_MATCHES = 10
 """Most files get_relevant_context_for returns (pinned files aside)."""
-DEFAULT_SELECTION = 5
-"""Most files of the fallback selection when the model's answer is unusable."""
 SYMBOL_FILES = 5_000
 """Files whose top-level symbols are read for relevance (source files, shortest paths first)."""
 PUBLISH_GROWTH = 16
@@ -50,7 +41,7 @@ RECENT_MESSAGES = 6
 _SYMBOL_LANGUAGES = frozenset({"python", "javascript", "typescript", "go", "rust"})
 
 
-class MemorySystem:
+class MemorySystem(MemorySpecApi):
     """The project's file index and relevance matching.
 
     Args:
@@ -115,11 +106,6 @@ class MemorySystem:
         self._ready.wait(timeout)
         return self.index
 
-    @property
-    def indexing(self) -> bool:
-        """True while the first build is running."""
-        return self._thread is not None and not self._ready.is_set()
-
     def refresh(self) -> tuple[list[str], list[str]]:
         """Re-list the files (blocking); returns ``(added, removed)`` relative paths."""
         self.ensure_index()
@@ -127,10 +113,6 @@ class MemorySystem:
         if added or removed:
             self.matcher.update(list(self.index.paths))
         return added, removed
-
-    def list_files(self) -> list[str]:
-        """All indexed files, relative to the project root (blocking until indexed)."""
-        return list(self.ensure_index().paths)
 
     def search_files(self, query: str, limit: int = 50) -> list[Match]:
         """Fuzzy file search for the picker over whatever is indexed so far (never blocks on indexing)."""
@@ -208,66 +190,6 @@ class MemorySystem:
             if content:
                 texts.append((content, max(0.4, 1.0 - 0.1 * age)))
         return [(self._absolute(p), r) for p, r in self._lexicon_now().rank(texts, limit=limit)]
-
-    def relevant_files_for_instruction(self, instruction: str, conversation: Sequence[Message | Mapping[str, Any] | str] = (), limit: int = 5) -> list[str]:
-        """Absolute paths of the files an edit instruction is about (for the aider tools)."""
-        return [p for p, _ in self.weighted_query(instruction, conversation, limit=limit)]
-
-    # -- model-chosen relevance ------------------------------------------------
-
-    async def determine_relevant_files(self, query: str, file_metadata: Any) -> list[tuple[str, float]]:
-        """Ask the model which of the given files matter for ``query``.
-
-        Args:
-            query: The task text.
-            file_metadata: Mapping path -> metadata, or a list of paths,
-                :class:`FileMetadata` objects or dicts with a ``path``.
-
-        Returns:
-            ``(path, relevance)`` best first, paths exactly as given in
-            ``file_metadata``. From the model's JSON if it parses (unknown paths
-            dropped); else known paths the reply mentions; else a default
-            selection of at most :data:`DEFAULT_SELECTION` files.
-        """
-        metadata = normalise_metadata(file_metadata)
-        known = list(metadata)
-        if not known:
-            return []
-        if self.provider is None:
-            return self._default_selection(query, known)
-        listed = {p: metadata[p] for p in self._preselect(query, known)}
-        try:
-            response = await self.provider.send_message(
-                [{"role": "user", "content": selection_prompt(query, listed)}], SELECTION_SYSTEM_PROMPT, tools=[]
-            )
-            text = str(self.provider.extract_tool_calls(response).get("content") or "")
-        except Exception as exc:  # noqa: BLE001 - fall back rather than fail the turn
-            log.warning("file selection by the model failed: %s", exc)
-            return self._default_selection(query, known)
-        parsed = parse_selection(text, known)
-        if parsed:
-            return parsed
-        if parsed is not None and "[]" in text.replace(" ", ""):
-            return []  # the model said nothing is relevant
-        mentioned = mentioned_paths(text, known)
-        if mentioned:
-            return mentioned
-        log.info("model's file selection was unusable; using the default selection")
-        return self._default_selection(query, known)
-
-    def _preselect(self, query: str, known: list[str]) -> list[str]:
-        """The files described to the model: all, or the lexically best when there are many."""
-        if len(known) <= MAX_LISTED:
-            return known
-        ranked = [p for p, _ in Lexicon(known).rank([(query, 1.0)], limit=MAX_LISTED)]
-        rest = [p for p in sorted(known, key=len) if p not in set(ranked)]
-        return (ranked + rest)[:MAX_LISTED]
-
-    def _default_selection(self, query: str, known: list[str]) -> list[tuple[str, float]]:
-        ranked = Lexicon(known).rank([(query, 1.0)], limit=DEFAULT_SELECTION)
-        if ranked:
-            return ranked
-        return [(p, 0.1) for p in sorted(known, key=len)[:DEFAULT_SELECTION]]
 
 
 def _is_source(path: str) -> bool:

@@ -12,6 +12,7 @@ import logging
 from typing import Any, Callable, Iterable, Mapping
 
 from core.callables import call_sync_or_async
+from core.compat.tasks import TaskSystemSpecApi
 from core.tasks.templates import BUILTIN_TEMPLATES, TaskTemplate, missing_inputs
 from core.tools.aider_bridge import AiderBridge, InteractiveRunner
 from core.types import TaskResult, TaskStatus
@@ -21,21 +22,10 @@ log = logging.getLogger(__name__)
 TaskExecutor = Callable[[dict[str, Any]], Any]
 """Called with the task's inputs; may be async; returns a TaskResult or any plain value."""
 
-PROGRAMMATIC_EXECUTOR_KEYS = ("aider:automatic", "aider:interactive")
-"""Keys of the executors registered when the task system has an AiderBridge."""
-
-MAX_CONTINUATIONS = 5
-"""Most chained CONTINUATION subtasks followed before giving up."""
-
 
 def task_failure(content: str, **metadata: Any) -> TaskResult:
     """A failed task: status ``failed``, a readable message, details in metadata."""
     return {"status": TaskStatus.FAILED.value, "content": content, "metadata": dict(metadata), "notes": {}}
-
-
-def format_template_list(task_system: "TaskSystem") -> str:
-    """``/task list`` text of a task system (see :meth:`TaskSystem.format_template_list`)."""
-    return task_system.format_template_list()
 
 
 def is_task_result(value: Any) -> bool:
@@ -49,7 +39,7 @@ def wrap_result(value: Any) -> TaskResult:
     return {"status": TaskStatus.COMPLETE.value, "content": "" if value is None else str(value), "notes": {}}
 
 
-class TaskSystem:
+class TaskSystem(TaskSystemSpecApi):
     """Templates and structured task execution.
 
     Args:
@@ -75,11 +65,6 @@ class TaskSystem:
         if aider_bridge is not None:
             self.register_executor("aider:automatic", self._aider_automatic)
             self.register_executor("aider:interactive", self._aider_interactive)
-
-    @property
-    def PROGRAMMATIC_EXECUTORS(self) -> dict[str, TaskExecutor]:  # noqa: N802 - the SPEC's name
-        """Executors keyed ``type:subtype``, checked before any other path."""
-        return self.programmatic_executors
 
     # -- registry --------------------------------------------------------------
 
@@ -158,50 +143,6 @@ class TaskSystem:
             task=template.key,
             error="no_executor",
         )
-
-    async def execute_subtask(self, subtask_request: Mapping[str, Any]) -> TaskResult:
-        """Run a subtask request and follow CONTINUATION results to a final result.
-
-        ``subtask_request`` is ``{"type", "subtype", "inputs"}``, or ``{"template": "aider:automatic"
-        or "aider_automatic", "inputs"}``. A result with status CONTINUATION and a
-        ``notes["subtask_request"]`` runs that next, up to :data:`MAX_CONTINUATIONS` times.
-        """
-        request: Mapping[str, Any] | None = subtask_request
-        result: TaskResult = task_failure("empty subtask request", error="invalid_subtask")
-        for _ in range(MAX_CONTINUATIONS + 1):
-            if request is None:
-                return result
-            target = self._request_target(request)
-            if target is None:
-                return task_failure(f"Invalid subtask request: {dict(request)!r}", error="invalid_subtask")
-            inputs = request.get("inputs") or {}
-            if not isinstance(inputs, Mapping):
-                return task_failure("Invalid subtask request: inputs must be an object", error="invalid_subtask")
-            result = await self.execute_task(*target, inputs)
-            request = self.continuation_of(result)
-        return task_failure(
-            f"Gave up after {MAX_CONTINUATIONS} chained subtasks", error="too_many_continuations", last=result
-        )
-
-    @staticmethod
-    def continuation_of(result: TaskResult) -> Mapping[str, Any] | None:
-        """The next subtask request of a CONTINUATION result, else None."""
-        if str(result.get("status")) != TaskStatus.CONTINUATION.value:
-            return None
-        request = (result.get("notes") or {}).get("subtask_request")
-        return request if isinstance(request, Mapping) else None
-
-    async def follow_continuation(self, result: TaskResult) -> TaskResult:
-        """``result`` itself, or, for a CONTINUATION, the result of the subtask it requests."""
-        request = self.continuation_of(result)
-        return result if request is None else await self.execute_subtask(request)
-
-    def _request_target(self, request: Mapping[str, Any]) -> tuple[str, str] | None:
-        if request.get("type") and request.get("subtype"):
-            return str(request["type"]), str(request["subtype"])
-        name = str(request.get("template") or request.get("task") or "")
-        template = self.find_template(name) if name else None
-        return (template.type, template.subtype) if template else None
 
     # -- aider executors -------------------------------------------------------
 

@@ -364,20 +364,6 @@ class AiderBridge:
             seen.setdefault(resolve_in_project(raw, self.project_root), None)
         return list(seen)
 
-    def warm_up(self) -> threading.Thread:
-        """Import aider and litellm in a background thread so the first edit does not wait ~2 s for them."""
-
-        def load() -> None:
-            try:
-                prepare_aider()
-                import aider.coders  # noqa: F401
-            except Exception:  # noqa: BLE001 - the first real use reports the problem
-                log.exception("warming up aider failed")
-
-        thread = threading.Thread(target=load, name="aider-warm-up", daemon=True)
-        thread.start()
-        return thread
-
     # -- automatic -------------------------------------------------------------
 
     async def execute_automatic_task(self, prompt: str, file_paths: Sequence[str], read_only_paths: Sequence[str] = ()) -> TaskResult:

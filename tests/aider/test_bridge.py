@@ -16,6 +16,7 @@ from core.tools.aider_bridge import (
     aider_endpoint,
     aider_model_name,
     child_environment,
+    prepare_aider,
     unified_diff,
 )
 from core.types import is_error
@@ -112,7 +113,7 @@ async def test_unreachable_endpoint_fails_after_the_configured_retries(git_repo:
         provider="openai", model="fake-model", openai_base_url=f"http://127.0.0.1:{port}/v1", project_root=git_repo, max_retries=1
     )
     bridge = AiderBridge(settings)
-    await asyncio.to_thread(bridge.warm_up().join)
+    await asyncio.to_thread(prepare_aider)  # aider's import is not part of the retry budget
     # aider alone backs off for about a minute: the configured single retry ends it well before
     result = await asyncio.wait_for(bridge.execute_automatic_task("Add type hints", ["calc.py"]), 30)
     assert is_error(result)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from core.memory.fuzzy import FuzzyMatcher
-from core.memory.synthetic import synthetic_paths
+from benchmarks.synthetic import synthetic_paths
 
 QUERIES = ("e", "ee", "drvnet", "ixgbemain", "kconfig", "mm/page", "pgalloc", "Makefile", "xz")
 

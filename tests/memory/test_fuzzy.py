@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.memory.fuzzy import FuzzyMatcher, top_matches
+from core.memory.fuzzy import FuzzyMatcher
 from core.memory.scoring import score_path
-from core.memory.synthetic import ANCHOR_PATHS, synthetic_paths
+from benchmarks.synthetic import ANCHOR_PATHS, synthetic_paths
 
 
 def ranked(paths: list[str], query: str) -> list[str]:
@@ -79,13 +79,6 @@ def test_update_replaces_the_paths_and_narrowing_state() -> None:
     matcher.update(["two/alphabet.py", "two/beta.py"])
     assert [m.path for m in matcher.search("alph")] == ["two/alphabet.py"]
     assert len(matcher) == 2
-
-
-def test_top_matches_reuses_a_matcher_for_the_same_list() -> None:
-    paths = ["a/foo.py", "b/bar.py"]
-    assert [m.path for m in top_matches("foo", paths, 5)] == ["a/foo.py"]
-    paths.append("c/food.py")
-    assert {m.path for m in top_matches("foo", paths, 5)} == {"a/foo.py", "c/food.py"}
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import pytest
 
 from core.memory.index import FileMetadata
-from core.memory.selection import mentioned_paths, parse_selection
+from core.compat.selection import mentioned_paths, parse_selection
 from core.memory.system import MemorySystem
 from core.providers.base import ProviderError
 

@@ -92,10 +92,10 @@ def test_instruction_and_conversation_ranking_for_aider(memory: MemorySystem) ->
         {"role": "user", "content": "Let's look at tests/test_auth.py and calc.py today"},
         {"role": "assistant", "content": "Sure, I read them."},
     ]
-    files = memory.relevant_files_for_instruction("add a docstring to every function", conversation, limit=5)
+    files = [p for p, _ in memory.weighted_query("add a docstring to every function", conversation, limit=5)]
     assert set(files[:2]) == {str(memory.project_root / "tests/test_auth.py"), str(memory.project_root / "calc.py")}
     # The instruction weighs more than older conversation.
-    files = memory.relevant_files_for_instruction("change the invoice creation", conversation, limit=5)
+    files = [p for p, _ in memory.weighted_query("change the invoice creation", conversation, limit=5)]
     assert Path(files[0]).name == "invoice.py"
     ranked = memory.weighted_query("billing tax", [])
     assert Path(ranked[0][0]).name == "tax_rules.py" and 0 < ranked[0][1] <= 1
@@ -103,7 +103,7 @@ def test_instruction_and_conversation_ranking_for_aider(memory: MemorySystem) ->
 
 def test_index_is_built_in_the_background_and_refreshes(memory: MemorySystem) -> None:
     memory.start_indexing()
-    assert set(memory.list_files()) == set(PROJECT)
+    assert set(memory.ensure_index().paths) == set(PROJECT)
     assert [m.path for m in memory.search_files("uprofcard")] == ["src/ui/UserProfileCard.tsx"]
     (memory.project_root / "src/payments.py").write_text("def refund():\n    pass\n")
     added, removed = memory.refresh()

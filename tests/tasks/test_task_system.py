@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.config import Settings
-from core.tasks import PROGRAMMATIC_EXECUTOR_KEYS, TaskParam, TaskSystem, TaskTemplate, run_task_command
+from core.tasks import TaskParam, TaskSystem, TaskTemplate, run_task_command
 from core.tools.aider_bridge import AiderBridge
 from core.types import TaskResult, is_error
 from tests.aider.conftest import CALC, git, whole_file_edit
@@ -92,7 +92,7 @@ async def test_subtask_continuations_are_followed_and_bounded() -> None:
 
 async def test_task_list_names_tasks_and_parameters(tmp_path: Path) -> None:
     tasks = TaskSystem(AiderBridge(Settings(project_root=tmp_path)))
-    assert sorted(tasks.PROGRAMMATIC_EXECUTORS) == sorted(PROGRAMMATIC_EXECUTOR_KEYS)
+    assert sorted(tasks.PROGRAMMATIC_EXECUTORS) == ["aider:automatic", "aider:interactive"]
     result = await run_task_command("/task list", tasks, tmp_path)
     assert result["status"] == "success"
     for text in ("aider:automatic", "aider:interactive", "prompt (string, required)", "file_context (list, optional)"):
@@ -157,13 +157,12 @@ def test_headless_task_command_edits_through_the_cli(git_repo: Path, fake_llm: F
     assert len(fake_llm.requests) == 1
 
 
-def test_aider_is_imported_on_first_use_or_warm_up_only(tmp_path: Path) -> None:
+def test_aider_is_imported_on_first_use_only(tmp_path: Path) -> None:
     code = (
         "import sys, core.app, core.tasks, core.tools.aider_tools\n"
         "print('aider' in sys.modules, 'litellm' in sys.modules)\n"
-        "from core.config import Settings\n"
-        "from core.tools.aider_bridge import AiderBridge\n"
-        f"AiderBridge(Settings(project_root={str(tmp_path)!r})).warm_up().join()\n"
+        "from core.tools.aider_bridge import prepare_aider\n"
+        "prepare_aider()\n"
         "print('aider.coders' in sys.modules, 'litellm' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[2])

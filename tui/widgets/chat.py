@@ -277,10 +277,6 @@ class AssistantMessage(Vertical):
             await self.mark(stop_reason or "interrupted", interrupted=interrupted)
         self.call_after_refresh(self.seal)
 
-    async def mark_interrupted(self) -> None:
-        """Label the message as cut short by the user."""
-        await self.mark("interrupted", interrupted=True)
-
     async def mark(self, stop_reason: str, *, interrupted: bool = False) -> None:
         """Label how the message ended when it was not a normal end (see :data:`STOP_LABELS`)."""
         if self.stop_label:

@@ -1,6 +1,7 @@
-"""Asking the model which files matter, and reading its answer defensively.
+"""``determine_relevant_files`` (SPEC.md section 5): asking the model which files matter.
 
-SPEC.md section 5: the model is asked for a JSON array of ``{"path",
+The app ranks files lexically (:meth:`core.memory.system.MemorySystem.get_relevant_context_for`);
+this is the SPEC's model-chosen alternative, mixed into MemorySystem. The model is asked for a JSON array of ``{"path",
 "relevance"}``. Only paths that exist in the offered metadata are accepted. If
 the JSON cannot be parsed, known paths mentioned in the text are taken; if
 there are none, the caller falls back to a small default selection.
@@ -9,13 +10,18 @@ there are none, the caller falls back to a small default selection.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from core.memory.relevance import mentions
+from core.memory.relevance import Lexicon, mentions
+
+log = logging.getLogger(__name__)
 
 MAX_LISTED = 300
 """Most files described to the model in one request."""
+DEFAULT_SELECTION = 5
+"""Most files of the fallback selection when the model's answer is unusable."""
 
 SELECTION_SYSTEM_PROMPT = """\
 You choose which files of a software project are relevant to a task.
@@ -131,3 +137,63 @@ def mentioned_paths(text: str, known: Iterable[str]) -> list[tuple[str, float]]:
         if path is not None:
             ordered.setdefault(path, None)
     return [(path, round(max(0.3, 0.7 - 0.05 * rank), 3)) for rank, path in enumerate(ordered)]
+
+
+class MemorySpecApi:
+    """Mixed into MemorySystem; relies on its ``provider`` (a ProviderAdapter, or None)."""
+
+    provider: Any
+
+    async def determine_relevant_files(self, query: str, file_metadata: Any) -> list[tuple[str, float]]:
+        """Ask the model which of the given files matter for ``query``.
+
+        Args:
+            query: The task text.
+            file_metadata: Mapping path -> metadata, or a list of paths,
+                :class:`FileMetadata` objects or dicts with a ``path``.
+
+        Returns:
+            ``(path, relevance)`` best first, paths exactly as given in
+            ``file_metadata``. From the model's JSON if it parses (unknown paths
+            dropped); else known paths the reply mentions; else a default
+            selection of at most :data:`DEFAULT_SELECTION` files.
+        """
+        metadata = normalise_metadata(file_metadata)
+        known = list(metadata)
+        if not known:
+            return []
+        if self.provider is None:
+            return self._default_selection(query, known)
+        listed = {p: metadata[p] for p in self._preselect(query, known)}
+        try:
+            response = await self.provider.send_message(
+                [{"role": "user", "content": selection_prompt(query, listed)}], SELECTION_SYSTEM_PROMPT, tools=[]
+            )
+            text = str(self.provider.extract_tool_calls(response).get("content") or "")
+        except Exception as exc:  # noqa: BLE001 - fall back rather than fail the turn
+            log.warning("file selection by the model failed: %s", exc)
+            return self._default_selection(query, known)
+        parsed = parse_selection(text, known)
+        if parsed:
+            return parsed
+        if parsed is not None and "[]" in text.replace(" ", ""):
+            return []  # the model said nothing is relevant
+        mentioned = mentioned_paths(text, known)
+        if mentioned:
+            return mentioned
+        log.info("model's file selection was unusable; using the default selection")
+        return self._default_selection(query, known)
+
+    def _preselect(self, query: str, known: list[str]) -> list[str]:
+        """The files described to the model: all, or the lexically best when there are many."""
+        if len(known) <= MAX_LISTED:
+            return known
+        ranked = [p for p, _ in Lexicon(known).rank([(query, 1.0)], limit=MAX_LISTED)]
+        rest = [p for p in sorted(known, key=len) if p not in set(ranked)]
+        return (ranked + rest)[:MAX_LISTED]
+
+    def _default_selection(self, query: str, known: list[str]) -> list[tuple[str, float]]:
+        ranked = Lexicon(known).rank([(query, 1.0)], limit=DEFAULT_SELECTION)
+        if ranked:
+            return ranked
+        return [(p, 0.1) for p in sorted(known, key=len)[:DEFAULT_SELECTION]]
