@@ -36,7 +36,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("/reset", "", "Clear the conversation and the trace (picked files stay)"),
     SlashCommand("/sessions", "", "Browse saved sessions"),
     SlashCommand("/new", "", "Start a new session"),
-    SlashCommand("/export", "[path]", "Write the conversation as Markdown"),
+    SlashCommand("/export", "[path]", "Write the conversation as Markdown (default: the state directory)"),
     SlashCommand("/cost", "", "Tokens, cache hit rate and estimated cost, per turn and per model"),
     SlashCommand("/budget", "", "Give the session a fresh budget allowance after a budget stop"),
     SlashCommand("/mcp", "", "MCP servers: state, tools, last error; r restarts one"),

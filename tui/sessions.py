@@ -223,16 +223,29 @@ async def export(app: "AssistantApp", target: str) -> None:
         await app.chat.add(NoteMessage("Nothing to export yet.", kind="info"))
         return
     session = getattr(app.application, "session", None)
-    name = f"assistant-tui-{session.id}.md" if session is not None else "assistant-tui-conversation.md"
-    path = Path(target).expanduser() if target else app.project_root / name
+    path = Path(target).expanduser() if target else export_path(getattr(session, "id", ""))
     if not path.is_absolute():
         path = app.project_root / path
     try:
+        if not target:
+            await asyncio.to_thread(path.parent.mkdir, mode=0o700, parents=True, exist_ok=True)
         written = await asyncio.to_thread(export_markdown, history, path)
+    except OSError as exc:
+        await app.chat.add(NoteMessage(f"Cannot create {path.parent}: {exc.strerror}. Give a path: /export <file>.", kind="error", title="Export failed"))
+        return
     except ExportError as exc:
         await app.chat.add(NoteMessage(str(exc), kind="error", title="Export failed"))
         return
-    await app.chat.add(NoteMessage(f"Exported {len(history)} messages to {written}.", kind="info"))
+    where = "" if target else "\n/export <file> writes it elsewhere (a relative path is in the project)."
+    await app.chat.add(NoteMessage(f"Exported {len(history)} messages to {written}.{where}", kind="info"))
+
+
+def export_path(session_id: str) -> Path:
+    """Where ``/export`` with no path writes: the state directory, never the project."""
+    from core import paths
+
+    name = f"assistant-tui-{session_id}.md" if session_id else "assistant-tui-conversation.md"
+    return paths.state_dir() / "exports" / name
 
 
 def transcript_markdown(app: "AssistantApp") -> str:

@@ -91,6 +91,20 @@ def read_title(sidecar: Path) -> str | None:
     return title if isinstance(title, str) and title else None
 
 
+def has_message(transcript: Path, limit: int = _BLOCK) -> bool:
+    """True when the transcript's first ``limit`` bytes hold a user record (a prompt or command output).
+
+    Every session written now starts with its first message after the meta line;
+    only pane records (at most a few) can come before it in older transcripts.
+    """
+    try:
+        with open(transcript, "rb") as handle:
+            head = b"\n" + handle.read(limit)
+    except OSError:
+        return False
+    return (b"\n" + USER_PREFIX) in head
+
+
 def _load(path: Path) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(path.read_bytes())

@@ -19,6 +19,9 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
 - ``context``: ``files`` (``[{"path", "read_only"}]``), the file-context pane.
 - ``trace``: ``entry``, one tool-trace pane entry.
 
+A new transcript is created by its first record that is not a pane record
+(``PANE_KINDS``): a session that ends without any message leaves no file.
+
 Titles are not in the log: they live in the ``<id>.meta.json`` sidecar.
 """
 
@@ -34,6 +37,9 @@ from typing import Any
 
 FORMAT_VERSION = 1
 KINDS = frozenset({"meta", "user", "assistant", "tool_result", "interruption", "error", "context", "trace"})
+PANE_KINDS = frozenset({"context", "trace"})
+"""Records about the panes, not the conversation: a session holding only these has no
+message, so it is neither written to disk nor listed."""
 
 TRANSCRIPT_SUFFIX = ".jsonl"
 SIDECAR_SUFFIX = ".meta.json"

@@ -23,7 +23,7 @@ from pathlib import Path
 from core import paths
 from core.sessions.errors import SessionNotFound, SessionReadError, SessionWriteError, describe_os_error
 from core.sessions.fsutil import DIR_MODE, atomic_write
-from core.sessions.index import read_title, summarize
+from core.sessions.index import has_message, read_title, summarize
 from core.sessions.records import (
     TRANSCRIPT_SUFFIX,
     encode,
@@ -101,29 +101,31 @@ class SessionStore:
         raise SessionNotFound(self._not_found(wanted, project_root))
 
     def latest(self, project_root: Path) -> Session | None:
-        """The session of ``project_root`` written most recently, or None if it has none.
+        """The session of ``project_root`` with a message written most recently, or None if it has none.
 
         Raises:
             SessionReadError: The project's sessions directory cannot be read.
         """
         directory = self.project_dir(project_root)
-        best: tuple[int, str] | None = None
+        found: list[tuple[int, str]] = []
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
                     if not entry.name.endswith(TRANSCRIPT_SUFFIX):
                         continue
                     with contextlib.suppress(OSError):
-                        key = (entry.stat().st_mtime_ns, entry.name)
-                        best = key if best is None or key > best else best
+                        found.append((entry.stat().st_mtime_ns, entry.name))
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise SessionReadError(describe_os_error(exc, directory, "read the sessions in")) from exc
-        return None if best is None else self._session_from_path(directory / best[1])
+        for _, name in sorted(found, reverse=True):
+            if has_message(directory / name):  # one written by an older version may have none
+                return self._session_from_path(directory / name)
+        return None
 
     def list(self, project_root: Path) -> list[SessionInfo]:
-        """``project_root``'s sessions, most recently written first.
+        """``project_root``'s sessions that hold a message, most recently written first.
 
         Raises:
             SessionReadError: The project's sessions directory cannot be read.
@@ -149,6 +151,7 @@ class SessionStore:
                 size=s["size"],
             )
             for session_id, s in summaries.items()
+            if s["turns"] or s["first_prompt"]  # a session with no message is not listed
         ]
         infos.sort(key=lambda info: (info.updated, info.id), reverse=True)
         return infos

@@ -5,6 +5,10 @@ file opened with ``O_APPEND`` and made durable with ``fsync`` before the call
 returns. A writer holds an exclusive ``flock`` on ``<id>.lock`` so two
 assistant-tui instances never append to the same transcript.
 
+A new transcript holds back pane records (``context``, ``trace``) in memory until
+the first message (a ``user`` record, usually): a session that ends without one
+leaves no file behind and is never listed.
+
 When the disk is full or the directory cannot be written, the record stays in
 memory (``pending``), ``SessionWriteError`` says what happened, and the next
 write (or ``flush_pending()``) retries everything in order.
@@ -19,11 +23,12 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from core.sessions.errors import SessionLocked, SessionWriteError, describe_os_error
 from core.sessions.fsutil import DIR_MODE, FILE_MODE, fsync_dir
-from core.sessions.records import FORMAT_VERSION, encode
+from core.sessions.records import FORMAT_VERSION, PANE_KINDS, encode
 from core.sessions.session import Session
 from core.types import now
 
@@ -73,6 +78,8 @@ class SessionWriter:
             **(meta or {}),
         }
         self._items: list[_Item] = []
+        self._held: list[_Item] | None = None if _has_content(session.path) else []
+        """Pane records of a new transcript waiting for its first message (None once it has one)."""
         self._offset = 0  # bytes of _items[0] already on disk
         self._written = 0  # records written so far
         self._fd: int | None = None
@@ -191,6 +198,12 @@ class SessionWriter:
                 f"A {kind} record could not be saved: {exc}.", path=self.session.path, pending=len(self.pending)
             ) from exc
         with self._mutex:
+            if self._held is not None:
+                if kind in PANE_KINDS:
+                    self._held.append(_Item(record, data))
+                    return record
+                self._items.extend(self._held)
+                self._held = None
             self._items.append(_Item(record, data))
             self._drain()
         return record
@@ -199,7 +212,11 @@ class SessionWriter:
 
     @property
     def pending(self) -> list[dict[str, Any]]:
-        """Records kept in memory because they could not be written yet, oldest first."""
+        """Records kept in memory because they could not be written yet, oldest first.
+
+        Pane records held back until the first message are not pending: they are not
+        due yet, and are dropped if no message comes.
+        """
         return [item.record for item in self._items if item.record is not None]
 
     @property
@@ -237,6 +254,9 @@ class SessionWriter:
             except SessionWriteError as exc:
                 failure = exc
             self._closed = True
+            if self._held:
+                log.debug("session %s: ended without a message; not kept", self.session.id)
+            self._held = None
             if self._fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
@@ -372,6 +392,14 @@ def _call_dict(call: Any) -> dict[str, Any]:
     if hasattr(call, "as_dict"):
         return call.as_dict()
     return {"id": str(call.get("id", "")), "name": str(call.get("name", "")), "parameters": dict(call.get("parameters") or {})}
+
+
+def _has_content(path: Path) -> bool:
+    """True when the transcript exists and is not empty (records are appended, never held)."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _last_byte(path: os.PathLike[str] | str, size: int) -> bytes:

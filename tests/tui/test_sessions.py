@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core import paths
 from core.config import Settings
 from tests.fake_llm import FakeLLM, Reply, Tool
 from tests.tui.conftest import ECHO_SPEC, SIZE, FixedClock, finish_turn, send, wait_for, widgets
 from tui.app import make_app
-from tui.widgets.chat import AssistantMessage, ToolCallLine, UserMessage
+from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine, UserMessage
 
 
 def settings_for(project: Path, fake_llm: FakeLLM) -> Settings:
@@ -64,6 +65,12 @@ async def test_new_sessions_and_export(project: Path, fake_llm: FakeLLM) -> None
         await wait_for(pilot, lambda: (project / "out.md").exists())
         exported = (project / "out.md").read_text()
         assert "first session question" in exported and "answer to first session question" in exported
+        await send(pilot, "/export")  # no path: the state directory, never the repository; the note says where
+        target = paths.state_dir() / "exports" / f"assistant-tui-{app.application.session.id}.md"
+        await wait_for(pilot, lambda: target.exists())
+        assert "answer to first session question" in target.read_text()
+        assert f"to {target}." in widgets(app, NoteMessage)[-1].body
+        assert sorted(p.name for p in project.iterdir()) == ["README.md", "out.md", "src"]
         old_id = app.application.session.id
         await send(pilot, "/new")
         await wait_for(pilot, lambda: app.application.session.id != old_id)
@@ -78,3 +85,27 @@ async def test_new_sessions_and_export(project: Path, fake_llm: FakeLLM) -> None
         await wait_for(pilot, lambda: app.application.session.id == old_id)
         await pilot.pause()
         assert [m.text for m in widgets(app, UserMessage)] == ["first session question"]
+
+
+async def test_sessions_without_a_message_are_neither_listed_nor_kept(project: Path, fake_llm: FakeLLM) -> None:
+    settings = settings_for(project, fake_llm)
+    fake_llm.script(Reply(text="Hi."))
+    app = make_app(settings, clock=FixedClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await app.wait_started()
+        sessions_dir = app.application.session_store.project_dir(project)
+        empty_id = app.application.session.id
+        await send(pilot, "/add src/app.py")  # the context pane is recorded, but it is no message
+        await wait_for(pilot, lambda: app.recorded_context is not None and len(app.recorded_context) == 1)
+        await send(pilot, "/new")
+        await wait_for(pilot, lambda: app.application.session.id != empty_id)
+        await send(pilot, "hello")
+        await finish_turn(pilot)
+        kept_id = app.application.session.id
+        await send(pilot, "/new")
+        await wait_for(pilot, lambda: app.application.session.id != kept_id)
+        await send(pilot, "/sessions")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SessionPickerScreen")
+        assert [info.id for info in app.screen.sessions] == [kept_id]
+        await pilot.press("escape")
+    assert sorted(p.name for p in sessions_dir.glob("*.jsonl")) == [f"{kept_id}.jsonl"]
