@@ -6,19 +6,11 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.handlers.budget import estimate_text_tokens
 from core.tools.secrets import is_secret_path, looks_like_private_key
 
 MAX_FILE_BYTES = 512_000
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens of a text, with the handler's own heuristic when available."""
-    try:
-        from core.handlers.budget import estimate_text_tokens
-    except ImportError:  # engine not installed: same heuristic, ~4 characters a token
-        return (len(text) + 3) // 4
-    return estimate_text_tokens(text)
 
 
 def exclusion_reason(path: Path) -> str | None:
@@ -46,7 +38,7 @@ def exclusion_reason(path: Path) -> str | None:
 def file_tokens(path: Path) -> int:
     """Token estimate of a file's text (0 when unreadable)."""
     try:
-        return estimate_tokens(path.read_text(encoding="utf-8", errors="replace"))
+        return estimate_text_tokens(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return 0
 

@@ -42,7 +42,8 @@ class RequestMixin:
         """Tokens of the context figure that are estimated, not reported by the provider."""
         self.wall_clock: Callable[[], str] = current_time
         """The time each user message is stamped with (tests and benchmarks fix it)."""
-        self._system_prompt: tuple[tuple[str, int], str] | None = None
+        self._system_prompt: tuple[str, Any, str] | None = None
+        """(base prompt, data context, the prompt built from them)."""
         self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)))
 
     def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None) -> None:
@@ -57,11 +58,13 @@ class RequestMixin:
         Base prompt, the handler's instructions, then the project's instructions
         (``AGENTS.md``, read once). Per-turn material goes into the user message.
         """
-        key = (self.base_system_prompt, id(self.data_context))
-        if self._system_prompt is None or self._system_prompt[0] != key:
+        cached = self._system_prompt
+        # The cache holds the data context itself (compared by identity): an id() could be reused.
+        if cached is None or cached[0] != self.base_system_prompt or cached[1] is not self.data_context:
             build = self._build_system_prompt  # type: ignore[attr-defined]
-            self._system_prompt = (key, build(self.handler_instructions + self._project_instructions()))
-        return self._system_prompt[1]
+            prompt = build(self.handler_instructions + self._project_instructions())
+            self._system_prompt = cached = (self.base_system_prompt, self.data_context, prompt)
+        return cached[2]
 
     def _project_instructions(self) -> str:
         content = self.file_access.read(self.project_root / PROJECT_INSTRUCTIONS_FILE)

@@ -37,12 +37,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Iterable, Iterator
 
-from core.memory.scoring import score_path
+import numpy as np
 
-try:  # numpy ships with aider; without it the matcher is correct, only slower on sparse queries.
-    import numpy as np
-except ImportError:  # pragma: no cover - exercised only where numpy is missing
-    np = None  # type: ignore[assignment]
+from core.memory.scoring import score_path
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +56,7 @@ _MARK = "\x1f"
 _MARK_SEPARATORS = str.maketrans({c: _MARK for c in _SEPARATORS + "/"})
 _DENSE = 2_000
 """A literal seen this often in file names is dense: its narrower tiers get their own scans."""
-_POPCOUNT = None if np is None else np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +93,8 @@ class _Field:
 
 
 def _presence(field: _Field) -> object | None:
-    """Per byte value, which texts contain it (numpy packed bits), or None without numpy."""
-    if np is None or not field.texts:
+    """Per byte value, which texts contain it (numpy packed bits), or None for no texts."""
+    if not field.texts:
         return None
     data = np.frombuffer(field.blob.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     if len(data) == len(field.blob):  # ASCII: byte offsets are the string offsets
@@ -161,11 +158,11 @@ class _Corpus:
         Returns the field and, when narrowed, its line -> path index map.
         """
         full = self.field(kind)
-        if np is None or full.presence is None:
+        if full.presence is None:
             return full, None
         needed = sorted(set(query.lower().encode("utf-8", "surrogatepass")))
         bits = np.bitwise_and.reduce(full.presence[needed], axis=0)  # type: ignore[index]
-        if int(_POPCOUNT[bits].sum()) > _MINI_FRACTION * len(self.paths):  # type: ignore[index]
+        if int(_POPCOUNT[bits].sum()) > _MINI_FRACTION * len(self.paths):
             return full, None
         indices = np.flatnonzero(np.unpackbits(bits, count=len(self.paths))).tolist()
         texts = full.texts
