@@ -30,6 +30,7 @@ from tui.palette import AssistantCommands
 from tui.screens.approval import ApprovalScreen
 from tui.screens.text_view import TextViewScreen
 from tui.turn import TurnRenderer
+from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, ThinkingBlock, UserMessage
 from tui.widgets.context import ContextEntry, ContextPane
 from tui.widgets.prompt import Completion, CompletionMenu, PromptInput
@@ -392,12 +393,18 @@ class AssistantApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
             return self.turn_running
+        if action == "scroll_chat" and parameters == ("bottom",):
+            return not self.chat.following  # in the footer only while the reader is scrolled up
         return True
 
     def action_cancel_turn(self) -> None:
         """Cancel the running turn at once."""
         if self.turn_running and self._turn is not None:
             self._turn.cancel()
+
+    def action_scroll_chat(self, where: ScrollTarget) -> None:
+        """PageUp/PageDown/ctrl+Home/ctrl+End in the prompt: scroll the chat, keep the focus."""
+        self.chat.scroll_chat(where)
 
     def action_focus_prompt(self) -> None:
         self.prompt.focus()
@@ -562,7 +569,7 @@ class AssistantApp(App[None]):
         """``/help``: the real bindings, grouped by where they work, and the commands."""
         from tui.screens.approval import ApprovalScreen as _Approval
 
-        owners = [("anywhere", AssistantApp), ("prompt", PromptInput), ("trace", ToolCallView), ("context", ContextPane), ("approval", _Approval)]
+        owners = [("anywhere", AssistantApp), ("prompt", PromptInput), ("chat", ChatView), ("trace", ToolCallView), ("context", ContextPane), ("approval", _Approval)]
         return help_renderable([(where, [b for b in cls.BINDINGS if isinstance(b, Binding)]) for where, cls in owners])
 
 

@@ -171,7 +171,7 @@ async def test_long_session_keeps_the_widget_tree_bounded(real_app: AssistantApp
         for index in range(15):
             await send(pilot, f"q{index}")
             await finish_turn(pilot)
-        assert len(real_app.chat.children) <= 21  # the bound plus the "earlier items" notice
+        assert len(real_app.chat.items) <= 20  # the bound (the "earlier items" notice and the new-output marker are not items)
         assert real_app.chat.pruned == 1 + 2 * 15 - 20  # welcome note + (question, answer) per turn - the bound
         assert [e["content"] for e in real_app.transcript if e["role"] == "user"] == [f"q{i}" for i in range(15)]
         assert widgets(real_app, AssistantMessage)[-1].text == "answer to q14"

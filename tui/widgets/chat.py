@@ -9,7 +9,7 @@ from typing import Any, Literal
 from rich.text import Text
 from textual import events
 from textual.await_complete import AwaitComplete
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -19,6 +19,7 @@ from core.types import ToolCall
 from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import NEVER_RAN, STATUS_ICONS, STATUS_LABELS, STATUS_STYLES, format_duration, status_timing, summarize_args
 from tui.plan import TagFilter
+from tui.widgets.chat_view import ChatView, NewOutputMarker  # noqa: F401  (re-exported: the pane is imported with its messages)
 
 NoteKind = Literal["info", "warning", "error"]
 
@@ -403,58 +404,3 @@ class MarkdownNote(Markdown):
         super().__init__(markdown, classes=f"md-note {classes}".strip())
         if title:
             self.border_title = title
-
-
-class ChatView(VerticalScroll):
-    """The conversation. Anchored to the bottom; the live widget tree is kept bounded.
-
-    Every layout pass (each streamed write, each resize) visits every mounted
-    widget, about 25 µs each, and keeps their caches alive, so only the newest
-    messages stay mounted: at most :attr:`max_live` messages and :attr:`max_nodes`
-    widgets in all (each Markdown block counts; a table is one). With 300, a
-    resumed long session streamed with a p99 loop lag 4x that of an empty chat.
-    Older ones are pruned; the transcript (f2, /export) keeps everything.
-    """
-
-    max_live: int = 200
-    max_nodes: int = 60
-
-    def __init__(self, *, max_live: int | None = None, id: str | None = None) -> None:
-        super().__init__(id=id)
-        if max_live is not None:
-            self.max_live = max_live
-        self.pruned = 0
-        self._pruned_notice = Static("", classes="pruned-notice")
-        self._pruned_notice.display = False
-
-    def compose(self):  # type: ignore[override]
-        yield self._pruned_notice
-
-    def on_mount(self) -> None:
-        self.anchor()
-
-    async def add(self, *widgets: Widget) -> None:
-        """Mount widgets at the end and prune the oldest beyond the bounds."""
-        await self.mount_all(widgets)
-        await self.prune()
-
-    async def prune(self) -> None:
-        """Remove the oldest messages while the bounds are exceeded (the newest always stays)."""
-        live = [child for child in self.children if child is not self._pruned_notice]
-        weights = [1 + sum(1 for _ in child.walk_children()) for child in live]
-        total, cut = sum(weights), 0
-        while cut < len(live) - 1 and (len(live) - cut > self.max_live or total > self.max_nodes):
-            total -= weights[cut]
-            cut += 1
-        if not cut:
-            return
-        self.pruned += cut
-        await self.remove_children(live[:cut])
-        self._pruned_notice.update(f"… {self.pruned} earlier items are not shown here: f2 shows the whole transcript, /export writes it")
-        self._pruned_notice.display = True
-
-    async def clear(self) -> None:
-        """Remove every message."""
-        await self.remove_children([child for child in self.children if child is not self._pruned_notice])
-        self.pruned = 0
-        self._pruned_notice.display = False

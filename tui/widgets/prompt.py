@@ -78,6 +78,10 @@ class PromptInput(TextArea):
         Binding("enter", "submit", "Send", tooltip="Send the prompt (or accept the highlighted completion)", id="prompt.submit"),
         Binding("ctrl+j,shift+enter,alt+enter", "newline", "Newline", tooltip="New line in the prompt; Up/Down on the first/last line recall history", id="prompt.newline"),
         Binding("tab", "complete", "Complete", tooltip="Complete the /command or @file", show=False, id="prompt.complete"),
+        Binding("pageup", "app.scroll_chat('page_up')", "Chat up", tooltip="Scroll the chat up a page (the prompt keeps the focus)", show=False, id="prompt.chat_page_up"),
+        Binding("pagedown", "app.scroll_chat('page_down')", "Chat down", tooltip="Scroll the chat down a page", show=False, id="prompt.chat_page_down"),
+        Binding("ctrl+home", "app.scroll_chat('top')", "Chat top", tooltip="Jump to the top of the chat", show=False, id="prompt.chat_top"),
+        Binding("ctrl+end", "app.scroll_chat('bottom')", "Follow", tooltip="Jump to the newest output and follow it again (in the footer while scrolled up)", id="prompt.chat_bottom"),
     ]
 
     class Submitted(Message):

@@ -1,0 +1,192 @@
+"""The chat never loses the reader: scrolled up, new output does not move the view.
+
+A "N new messages ↓" marker appears; End (in the chat), ctrl+End (in the prompt) or
+a click on the marker jumps to the bottom and follows again. PageUp/PageDown and
+ctrl+Home scroll the chat from the prompt without taking the focus.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from textual.widget import Widget
+
+from core import events as ev
+from core.types import ToolCall
+from tests.tui.conftest import FixedClock, Gate, ScriptedHandler, settle, wait_for
+from tui.app import AssistantApp, make_app
+from tui.widgets.chat import AssistantMessage, NoteMessage
+from tui.widgets.chat_view import NewOutputMarker
+
+SIZE = (100, 32)
+CALL = ToolCall(id="call_1", name="readFile", parameters={"path": "src/auth.py"})
+
+
+def build(settings: Any, project: Any, script: Any) -> AssistantApp:
+    return make_app(settings, handler=ScriptedHandler(script, project_root=project, settings=settings), clock=FixedClock())
+
+
+async def fill(app: AssistantApp, notes: int = 12) -> None:
+    """Enough notes that the chat scrolls (about three screens)."""
+    await app.chat.add(*[NoteMessage(f"note {i}\n" + "line\n" * 4, kind="info") for i in range(notes)])
+
+
+def screen_y(widget: Widget) -> int:
+    """Where the widget's top is on the screen."""
+    return widget.region.y
+
+
+def streaming_script(gate: Gate, more: Gate) -> list[Any]:
+    para = "More text of the answer, arriving while the reader is elsewhere. " * 3
+    return [
+        ev.TurnStarted(query="", subtask_id="s1"),
+        ev.TextDelta(text="First part of the answer.\n\n"),
+        gate,
+        *[ev.TextDelta(text=para + "\n\n") for _ in range(6)],
+        ev.AssistantMessage(content="", tool_calls=(CALL,)),
+        ev.ToolCallStarted(call=CALL, started_at=0),
+        ev.ToolCallFinished(call=CALL, status="success", result="def login(user): ...", duration=0.1),
+        more,
+    ]
+
+
+async def test_scrolled_up_the_view_stays_and_the_marker_counts(settings, project) -> None:
+    gate, more = Gate(), Gate()
+    app = build(settings, project, streaming_script(gate, more))
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        await fill(app)
+        app.prompt.load_text("where is login?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any(m.shown for m in chat.query(AssistantMessage)))
+        await pilot.pause()
+        assert chat.following and chat.scroll_y == chat.max_scroll_y
+        await pilot.press("pageup", "pageup")  # from the prompt
+        await pilot.pause()
+        assert app.focused is app.prompt
+        assert not chat.following
+        top = chat.scroll_y
+        assert 0 < top < chat.max_scroll_y
+        first = [w for w in chat.items if w.region.y >= chat.region.y][0]
+        was = screen_y(first)
+        assert not chat.query_one(NewOutputMarker).display  # nothing new yet
+        assert "ctrl+end" in app.screen.active_bindings  # the way back is in the footer
+
+        gate.open()  # the answer streams on, then a tool line and a new message
+        await wait_for(pilot, lambda: len(app.handler.queries) and chat.unseen >= 2, what="new items counted")
+        await pilot.pause(0.3)
+        assert chat.scroll_y == top and screen_y(first) == was  # the view did not move
+        marker = chat.query_one(NewOutputMarker)
+        assert marker.display and f"{chat.unseen} new messages ↓" in str(marker.render())
+
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert chat.following and not marker.display
+        assert "ctrl+end" not in app.screen.active_bindings
+        more.open()
+        await settle(pilot, lambda: not app.turn_running)
+        assert chat.scroll_y == chat.max_scroll_y  # following again: the end of the turn is in view
+
+
+async def test_end_in_the_chat_and_a_click_on_the_marker_follow_again(settings, project) -> None:
+    app = build(settings, project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        await fill(app)
+        await pilot.pause()
+        chat.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert not chat.following and chat.scroll_y == 0
+        await chat.add(NoteMessage("arrived while reading", kind="info"))
+        await pilot.pause()
+        assert chat.scroll_y == 0 and chat.unseen == 1
+        assert "1 new message ↓" in str(chat.query_one(NewOutputMarker).render())
+        await pilot.press("end")
+        await pilot.pause()
+        assert chat.following and chat.scroll_y == chat.max_scroll_y
+
+        await pilot.press("home")
+        await chat.add(NoteMessage("another", kind="info"))
+        await pilot.pause()
+        assert await pilot.click(NewOutputMarker)
+        await pilot.pause()
+        assert chat.following and chat.unseen == 0
+        assert not chat.query_one(NewOutputMarker).display
+
+
+async def test_page_keys_and_ends_from_the_prompt(settings, project) -> None:
+    app = build(settings, project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        await fill(app)
+        await pilot.pause()
+        bottom = chat.max_scroll_y
+        await pilot.press("pagedown")  # at the bottom already: still following (Textual would drop the anchor)
+        await pilot.pause()
+        assert chat.following
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert chat.scroll_y == bottom - chat.scrollable_content_region.height
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert chat.scroll_y == 0 and not chat.following
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert 0 < chat.scroll_y < bottom
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert chat.following and chat.scroll_y == chat.max_scroll_y
+        assert app.focused is app.prompt
+        app.prompt.load_text("a prompt")
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert app.prompt.text == "a prompt" and not chat.following
+
+
+async def test_sending_a_message_follows_again(settings, project) -> None:
+    app = build(settings, project, [ev.TurnStarted(query="", subtask_id="s1"), ev.TextDelta(text="hi")])
+    async with app.run_test(size=SIZE) as pilot:
+        await fill(app)
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        app.prompt.load_text("hello")
+        await pilot.press("enter")
+        await settle(pilot, lambda: not app.turn_running)
+        assert app.chat.following and app.chat.scroll_y == app.chat.max_scroll_y
+
+
+async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
+    app = build(settings, project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        chat.max_nodes, chat.max_nodes_reading = 30, 40
+        await fill(app, 20)
+        await pilot.pause()
+        await pilot.press("pageup")
+        await pilot.pause()
+        seen = [w for w in chat.items if w.region.y >= chat.region.y][:2]
+        where = [screen_y(w) for w in seen]
+        before = chat.items
+        above = {w for w in before if w.region.bottom <= chat.region.y}
+        for i in range(30):
+            await chat.add(NoteMessage(f"new {i}", kind="info"))
+        await pilot.pause()
+        assert set(seen) <= set(chat.items), "what the reader sees is never pruned"
+        assert [screen_y(w) for w in seen] == where
+        gone = set(before) - set(chat.items)
+        assert gone and gone <= above  # only what was wholly above the view went
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert len(chat.items) <= 30  # back at the bottom: the normal bound again
+
+
+def test_help_lists_the_chat_keys(settings, project) -> None:
+    from rich.console import Console
+
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(build(settings, project, []).help_renderable())
+    text = console.export_text()
+    for key, where in [("pageup", "prompt"), ("pagedown", "prompt"), ("ctrl+home", "prompt"), ("ctrl+end", "prompt"), ("end", "chat")]:
+        assert any(line.split()[:1] == [key] and line.rstrip().endswith(where) for line in text.splitlines()), (key, where)
