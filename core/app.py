@@ -65,7 +65,8 @@ class Application:
         handler = self.handler
 
         def read_file(params: dict[str, Any]) -> TaskResult:
-            return read_file_tool(params, project_root=self.project_root, explicit_files=set(handler.pinned_files))
+            return read_file_tool(params, project_root=self.project_root, explicit_files=set(handler.pinned_files),
+                                  policy=self.memory_system.policy)
 
         handler.register_tool(READ_FILE_SPEC, read_file)
         after_edit = None

@@ -37,3 +37,11 @@ def visible_controls(text: str) -> str:
     if not has_controls(text):
         return text
     return text.replace("\r\n", "\n").translate(_TABLE)
+
+
+def human_size(count: int) -> str:
+    """A byte count for people: ``532 B``, ``12.4 KB``, ``300 KB``, ``45 MB`` (units of 1024)."""
+    if count < 1024:
+        return f"{count} B"
+    value, unit = (count / 1024, "KB") if count < 1024 * 1024 else (count / (1024 * 1024), "MB")
+    return f"{value:.1f}".removesuffix(".0") + f" {unit}"

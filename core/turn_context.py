@@ -29,10 +29,10 @@ Part = dict[str, Any]
 """``{"kind": "file" | "note" | "text", "text": str}``; file parts also carry ``path`` and ``digest``."""
 
 
-def file_part(display: str, content: str | None) -> Part:
-    """A picked file as the model sees it (or a note that it could not be read)."""
+def file_part(display: str, content: str | None, reason: str = "cannot be read") -> Part:
+    """A picked file as the model sees it, or a note saying why it is not sent (``reason`` follows "it")."""
     if content is None:
-        return {"kind": "note", "path": display, "text": f"[{display} was picked into the context but could not be read]"}
+        return {"kind": "note", "path": display, "text": f"[{display} was picked into the context but is not sent: it {reason}]"}
     digest = hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return {"kind": "file", "path": display, "digest": digest, "text": f'<file path="{display}">\n{content}\n</file>'}
 
@@ -89,7 +89,7 @@ class ConversationFiles:
 
     def parts_for(
         self,
-        picked: Sequence[tuple[str, str | None]],
+        picked: Sequence[tuple[str, str | None] | tuple[str, str | None, str]],
         history: Sequence[dict[str, Any]],
     ) -> list[Part]:
         """File parts for this turn: picked files new to the conversation or changed since.
@@ -97,16 +97,16 @@ class ConversationFiles:
         Copies of changed or dropped files are replaced by notes where :meth:`superseded` says so.
 
         Args:
-            picked: ``(display path, content or None)`` of each picked file, in order.
+            picked: ``(display path, content or None[, why it is not sent])`` of each picked file, in order.
             history: the conversation so far (its messages may be edited in place).
         """
         parts: list[Part] = []
-        wanted = {display for display, _ in picked}
+        wanted = {entry[0] for entry in picked}
         for display in [p for p in self.copies if p not in wanted]:
             if not self._retire(display, history, f"[{display} was here; it was dropped from the context]"):
                 parts.append({"kind": "note", "path": display, "text": f"[{display} was dropped from the context: disregard its earlier copy]"})
-        for display, content in picked:
-            part = file_part(display, content)
+        for display, content, *why in picked:
+            part = file_part(display, content, *why)
             copy = self.copies.get(display)
             if copy is not None and part.get("digest") == copy.digest:
                 continue
@@ -154,7 +154,7 @@ class ConversationFiles:
 
 def turn_parts(
     files: ConversationFiles,
-    picked: Sequence[tuple[str, str | None]],
+    picked: Sequence[tuple[str, str | None] | tuple[str, str | None, str]],
     history: Sequence[dict[str, Any]],
     *,
     suggestions: Sequence[str] = (),

@@ -6,41 +6,9 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.handlers.budget import estimate_text_tokens
-from core.tools.secrets import is_secret_path, looks_like_private_key
+from core.memory.policy import FilePolicy, file_tokens
 
-MAX_FILE_BYTES = 512_000
-_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
-
-
-def exclusion_reason(path: Path) -> str | None:
-    """Why a file may not go into the context, or None when it may."""
-    if secret := is_secret_path(path):
-        return f"is never sent to the model: {secret}"
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if size > MAX_FILE_BYTES:
-        return f"is too large ({size // 1024} KiB; the cap is {MAX_FILE_BYTES // 1024} KiB)"
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(8192)
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if looks_like_private_key(head):
-        return "is never sent to the model: it contains a private key"
-    if b"\0" in head:
-        return "is a binary file"
-    return None
-
-
-def file_tokens(path: Path) -> int:
-    """Token estimate of a file's text (0 when unreadable)."""
-    try:
-        return estimate_text_tokens(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return 0
+__all__ = ["AddOutcome", "display_path", "file_tokens", "match_current", "plan_add"]
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -49,29 +17,6 @@ def _inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-def expand(pattern: str, root: Path) -> list[Path]:
-    """Files matching a path or glob, relative to ``root`` (or absolute), never outside it."""
-    root = root.resolve()
-    candidate = Path(pattern).expanduser()
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    if candidate.is_file():
-        return [candidate.resolve()] if _inside(candidate, root) else []
-    if candidate.is_dir():
-        pattern = str(candidate.relative_to(root) / "**" / "*") if _inside(candidate, root) else ""
-        if not pattern:
-            return []
-    elif Path(pattern).is_absolute():
-        if not _inside(Path(pattern).parent, root):
-            return []
-        pattern = str(Path(pattern).relative_to(root))
-    found: list[Path] = []
-    for path in sorted(root.glob(pattern)):
-        if path.is_file() and not (set(path.relative_to(root).parts[:-1]) & _SKIP_DIRS):
-            found.append(path.resolve())
-    return found
 
 
 @dataclass
@@ -85,20 +30,31 @@ class AddOutcome:
     """Token estimate of the files to add."""
     confirming: bool = False
     """The files go past the budget: the user is being asked before they are added."""
+    glob: bool = False
+    """The pattern was a glob or a directory (files git ignores are left out of those)."""
 
 
-def plan_add(pattern: str, root: Path, current: list[str]) -> AddOutcome:
-    """Which files of ``pattern`` may be added to ``current`` (blocking: run in a thread)."""
-    outcome = AddOutcome()
+def plan_add(pattern: str, root: Path, current: list[str], policy: FilePolicy | None = None) -> AddOutcome:
+    """Which files of ``pattern`` may be added to ``current`` (blocking: run in a thread).
+
+    Args:
+        pattern: A path, a directory or a glob, relative to ``root`` or absolute.
+        root: The project root.
+        current: Absolute paths already in the context.
+        policy: The project's file policy (the engine's, sharing its index); a private one when None.
+    """
+    policy = policy or FilePolicy(root)
+    expansion = policy.expand(pattern)
+    outcome = AddOutcome(glob=expansion.glob)
     present = set(current)
-    for path in expand(pattern, root):
+    for path in expansion.files:
         if str(path) in present:
             outcome.already.append(path)
-        elif reason := exclusion_reason(path):
-            outcome.refused.append((path, reason))
+        elif refusal := policy.check(path, chosen=True):
+            outcome.refused.append((path, refusal.reason))
         else:
             outcome.added.append(path)
-            outcome.tokens += file_tokens(path)
+            outcome.tokens += policy.tokens(path)
     return outcome
 
 

@@ -59,9 +59,9 @@ class BaseHandlerSpecApi:
         """Each readable file as its path and fenced content; unreadable ones marked."""
         blocks = []
         for path in paths:
-            content = self.file_access.read(path)
+            content, refusal = self.file_access.load(path)
             if content is None:
-                blocks.append(f"{path}: (could not be read)")
+                blocks.append(f"{path}: (could not be read: it {refusal.reason if refusal else 'cannot be read'})")
             else:
                 blocks.append(f"{path}:\n```\n{content}\n```")
         return "\n\n".join(blocks)

@@ -18,6 +18,7 @@ from core.callables import call_sync_or_async
 from core.compat.handler import BaseHandlerSpecApi
 from core.config import Settings
 from core.handlers.budget import estimate_request_tokens
+from core.memory.policy import FilePolicy, Refusal
 from core.memory.types import DataContext
 from core.providers.base import ProviderAdapter, ToolSpec
 from core.types import Approver, Message, TaskResult, error_result, now, ok_result
@@ -38,24 +39,25 @@ class ToolNotFound(LookupError):
 
 
 class FileAccess:
-    """Reads project files for the data context (text only, size-capped)."""
+    """Reads picked project files for the model, under the project's one file policy.
 
-    def __init__(self, project_root: Path, max_bytes: int = 200_000) -> None:
+    Args:
+        project_root: The project directory.
+        policy: The project's :class:`FilePolicy` (the memory system's, so the
+            index is shared); a private one when None.
+    """
+
+    def __init__(self, project_root: Path, policy: FilePolicy | None = None) -> None:
         self.project_root = project_root
-        self.max_bytes = max_bytes
+        self.policy = policy or FilePolicy(project_root)
+
+    def load(self, path: str | Path) -> tuple[str | None, Refusal | None]:
+        """``(text, None)``, or ``(None, refusal)`` saying why the file is not sent (blocking)."""
+        return self.policy.read_text(path, chosen=True)
 
     def read(self, path: str | Path) -> str | None:
-        """The file's text, or None when it cannot be read (missing, binary, too large, a directory)."""
-        target = Path(path)
-        if not target.is_absolute():
-            target = self.project_root / target
-        try:
-            data = target.read_bytes()[: self.max_bytes + 1]
-        except OSError:
-            return None
-        if b"\0" in data[:8192] or len(data) > self.max_bytes:
-            return None
-        return data.decode("utf-8", errors="replace")
+        """The file's text, or None when the policy refuses it (missing, binary, too large, a secret, a directory)."""
+        return self.load(path)[0]
 
 
 class BaseHandler(BaseHandlerSpecApi):
@@ -77,7 +79,8 @@ class BaseHandler(BaseHandlerSpecApi):
             model_provider = create_provider(self.config)
         self.model_provider: ProviderAdapter = model_provider
         self.project_root = Path(self.config.project_root).resolve()
-        self.file_access = FileAccess(self.project_root)
+        policy = getattr(memory_system, "policy", None)
+        self.file_access = FileAccess(self.project_root, policy if isinstance(policy, FilePolicy) and policy.root == self.project_root else None)
         self.debug_mode = False
         self.registered_tools: dict[str, ToolSpec] = {}
         self.tool_executors: dict[str, ToolExecutor] = {}

@@ -75,7 +75,7 @@ class RequestMixin:
     def _turn_parts(self, mode: str, relevant: list[str]) -> list[dict[str, Any]]:
         """This turn's files (new or changed since their last copy), suggestions, time and mode instructions."""
         display = self._display_path  # type: ignore[attr-defined]
-        picked = [(display(p), self.file_access.read(p)) for p in self.pinned_files]
+        picked = [(display(p), *self._picked_text(p)) for p in self.pinned_files]
         suggestions = [display(p) for p in relevant if p not in self.pinned_files][:10]
         return turn_parts(
             self.conversation_files,
@@ -85,6 +85,11 @@ class RequestMixin:
             mode_instructions=PLAN_INSTRUCTIONS if mode == "plan" else "",
             now=self.wall_clock,
         )
+
+    def _picked_text(self, path: str) -> tuple[str | None, str]:
+        """A picked file's text, or None and why the file policy does not send it."""
+        text, refusal = self.file_access.load(path)
+        return text, refusal.reason if refusal is not None else ""
 
     def get_resource_metrics(self) -> dict[str, Any]:
         metrics = super().get_resource_metrics()  # type: ignore[misc]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from core.text import human_size
 from core.types import TaskResult, error_result, ok_result
 
 
@@ -19,15 +20,6 @@ def _size(data: str) -> int:
     """Bytes encoded by a base64 string (its decoded length, without decoding it)."""
     data = data.strip()
     return max(0, (len(data) * 3) // 4 - data[-2:].count("="))
-
-
-def human_size(count: int) -> str:
-    """``532 B``, ``12.4 KB``, ``3.1 MB``."""
-    if count < 1024:
-        return f"{count} B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KB"
-    return f"{count / (1024 * 1024):.1f} MB"
 
 
 def _block_text(block: Any) -> tuple[str, str]:

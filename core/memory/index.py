@@ -349,6 +349,26 @@ def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: 
     return verdict
 
 
+def ignored_by_gitignore_files(rel: str, root: Path) -> bool:
+    """Whether the ``.gitignore`` files on the way down to ``rel`` ignore it (outside git).
+
+    The same rules :func:`walk_files` applies: a file is ignored when it, or any
+    directory above it, is matched; deeper ``.gitignore`` files override shallower ones.
+    """
+    parts = rel.split("/")
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+    for depth in range(len(parts)):
+        base = "".join(f"{part}/" for part in parts[:depth])
+        spec = _load_gitignore(os.path.join(root, base) if base else str(root))
+        if spec is not None:
+            specs.append((base, spec))
+        current = base + parts[depth]
+        is_dir = depth < len(parts) - 1
+        if specs and _ignored(specs, current, is_dir):
+            return True
+    return False
+
+
 def walk_files(root: Path) -> Iterator[str]:
     """Files under ``root`` (relative, ``/``-separated) honouring every ``.gitignore``.
 

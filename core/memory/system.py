@@ -23,6 +23,7 @@ from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from core.memory.fuzzy import FuzzyMatcher, Match
 from core.memory.index import FileIndex
+from core.memory.policy import FilePolicy
 from core.memory.relevance import Lexicon
 from core.compat.selection import MemorySpecApi
 from core.memory.types import AssociativeMatchResult, ContextGenerationInput
@@ -57,6 +58,8 @@ class MemorySystem(MemorySpecApi):
         self.provider = provider
         self.pinned: list[str] = list(pinned)
         self.index = FileIndex(self.project_root)
+        self.policy = FilePolicy(self.project_root, index=self.index, refresh=self.refresh)
+        """The project's one rule for files sent to the model (size, binary, secrets, ignore rules)."""
         self.matcher = FuzzyMatcher(prepare=False)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -168,7 +171,7 @@ class MemorySystem(MemorySpecApi):
             :data:`MAX_MATCHES` ranked files. Empty when nothing relates.
         """
         texts = _texts_of(input)
-        ranked = self._lexicon_now().rank(texts, limit=MAX_MATCHES) if texts else []
+        ranked = self._ranked(texts, MAX_MATCHES) if texts else []
         matches = self._with_pinned([(self._absolute(p), r) for p, r in ranked], pinned)
         if matches:
             names = ", ".join(Path(p).name for p, _ in matches[:5])
@@ -189,7 +192,16 @@ class MemorySystem(MemorySpecApi):
             content = message if isinstance(message, str) else str(message.get("content") or "")
             if content:
                 texts.append((content, max(0.4, 1.0 - 0.1 * age)))
-        return [(self._absolute(p), r) for p, r in self._lexicon_now().rank(texts, limit=limit)]
+        return [(self._absolute(p), r) for p, r in self._ranked(texts, limit)]
+
+    def _ranked(self, texts: list[tuple[str, float]], limit: int) -> list[tuple[str, float]]:
+        """The best ``limit`` files for the texts among those the file policy lets be sent.
+
+        Binary, oversized and secret-named files are never suggested; they are judged
+        on the index's cached facts (a stat and the file's first bytes), never read whole.
+        """
+        ranked = self._lexicon_now().rank(texts, limit=limit * 2)
+        return [(p, r) for p, r in ranked if self.policy.suggestible(self.index.metadata(p))][:limit]
 
 
 def _is_source(path: str) -> bool:

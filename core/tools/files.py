@@ -1,41 +1,36 @@
 """The ``readFile`` tool: read a text file inside the project, with guards.
 
 Paths must resolve inside the project root (:mod:`core.tools.paths_guard`).
-Secret files (``.env*``, private keys, see :func:`is_secret_path`), git's own
-data and files ignored by git are refused unless the user explicitly put the file
-into the context. Files above :data:`MAX_READ_BYTES` can be read by line range;
-binary files are refused.
+Which files may be read is the project's one file policy
+(:class:`core.memory.policy.FilePolicy`): secrets and git's own data never, files
+ignored by git only when the user put them into the context, binary files never,
+and files above the policy's size limit only by line range.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pathspec import GitIgnoreSpec
-
-from core.gitutil import GitRefused, run_git
-
+from core.memory.policy import MAX_FILE_BYTES, FilePolicy, is_git_ignored
+from core.text import human_size
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
-from core.tools.secrets import contains_private_key, is_secret_path, looks_like_private_key, scrubbed_env
+from core.tools.secrets import is_secret_path
 from core.types import TaskResult, error_result, ok_result
 
 __all__ = ["MAX_READ_BYTES", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "read_file_tool"]
 
 log = logging.getLogger(__name__)
 
-MAX_READ_BYTES = 256 * 1024
-_SNIFF_BYTES = 8192
-_GIT_TIMEOUT = 10.0
+MAX_READ_BYTES = MAX_FILE_BYTES
+"""Most bytes one read returns (the policy's limit for a whole file)."""
 
 READ_FILE_SPEC: dict[str, Any] = {
     "name": "readFile",
     "description": (
         "Read a text file inside the project, with line numbers. Give a line range (start_line, end_line, "
-        f"1-based, inclusive) to read part of a file; files over {MAX_READ_BYTES // 1024} KB must be read by range. "
+        f"1-based, inclusive) to read part of a file; files over {human_size(MAX_READ_BYTES)} must be read by range. "
         ".env files, private keys and files ignored by git are refused unless the user added them to the context."
     ),
     "input_schema": {
@@ -48,49 +43,6 @@ READ_FILE_SPEC: dict[str, Any] = {
         "required": ["path"],
     },
 }
-
-
-def _ignored_by_gitignore_files(path: Path, root: Path) -> bool:
-    """Outside a git repository: match ``path`` against the .gitignore files above it."""
-    parts = path.relative_to(root).parts
-    for depth in range(len(parts)):
-        gitignore = root.joinpath(*parts[:depth], ".gitignore")
-        if not gitignore.is_file():
-            continue
-        try:
-            spec = GitIgnoreSpec.from_lines(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
-        except (OSError, ValueError):
-            continue
-        below = parts[depth:]
-        for k in range(1, len(below) + 1):
-            if spec.match_file("/".join(below[:k]) + ("/" if k < len(below) else "")):
-                return True
-    return False
-
-
-def is_git_ignored(path: Path, project_root: Path) -> bool:
-    """True when git ignores ``path`` (tracked files never count as ignored).
-
-    Asks ``git check-ignore`` (with repository hooks such as fsmonitor disabled);
-    outside a git repository, or without git, matches the project's .gitignore
-    files with pathspec.
-
-    Args:
-        path: A resolved path inside the resolved project root.
-        project_root: The project directory.
-    """
-    root = project_root.resolve()
-    git = shutil.which("git")
-    if git:
-        try:
-            proc = run_git(["check-ignore", "-q", "--", path.relative_to(root).as_posix()], root,
-                           base=scrubbed_env(), timeout=_GIT_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired, GitRefused) as exc:
-            log.warning("git check-ignore failed for %s: %s", path, exc)
-        else:
-            if proc.returncode in (0, 1):
-                return proc.returncode == 0
-    return _ignored_by_gitignore_files(path, root)
 
 
 def _line_number(value: Any, name: str) -> int | None:
@@ -147,7 +99,11 @@ def _lines_in_range(path: Path, start: int, end: int | None) -> Iterable[tuple[i
 
 
 def read_file_tool(
-    params: Mapping[str, Any], *, project_root: Path, explicit_files: Iterable[str] = frozenset()
+    params: Mapping[str, Any],
+    *,
+    project_root: Path,
+    explicit_files: Iterable[str] = frozenset(),
+    policy: FilePolicy | None = None,
 ) -> TaskResult:
     """Executor of ``readFile``.
 
@@ -155,7 +111,8 @@ def read_file_tool(
         params: ``path`` (required), ``start_line`` and ``end_line`` (optional, 1-based, inclusive).
         project_root: The project directory; nothing outside it is read.
         explicit_files: Absolute paths the user put into the context; these may be
-            read even when secret-looking or ignored by git.
+            read even when git ignores them.
+        policy: The project's file policy (the memory system's); a private one when None.
 
     Returns:
         Success: the lines, numbered; ``metadata`` has ``path``, ``start_line``,
@@ -175,37 +132,14 @@ def read_file_tool(
     except (ValueError, PathRefused) as exc:
         return error_result(str(exc), path=raw)
     root = project_root.resolve()
+    policy = policy or FilePolicy(root)
     shown = relative_display(resolved, root)
-    explicit = _is_explicit(root / raw, resolved, explicit_files)
-    if ".git" in resolved.relative_to(root).parts:
-        return error_result(f"{shown} is git's internal data, which is not read (it can hold credentials).",
-                            path=str(resolved))
-    if not explicit and (why := is_secret_path(raw) or is_secret_path(resolved.relative_to(root))):
-        return error_result(f"Reading {shown} is refused: {why}. Only the user can add it to the context.",
-                            path=str(resolved))
-    if not resolved.exists():
-        return error_result(f"{shown} does not exist. Use executeFilePathCommand to find files.", path=str(resolved))
-    if resolved.is_dir():
-        return error_result(f"{shown} is a directory. Use executeFilePathCommand (e.g. ls {shown}) to list it.",
-                            path=str(resolved))
-    if not explicit and is_git_ignored(resolved, root):
-        return error_result(f"{shown} is ignored by git (.gitignore), so it is not read. The user can add it to "
-                            "the context if it is needed.", path=str(resolved))
-    try:
-        size = resolved.stat().st_size
-        with resolved.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-    except OSError as exc:
-        return error_result(f"{shown} cannot be read: {exc.strerror or exc}.", path=str(resolved))
-    if b"\x00" in head:
-        return error_result(f"{shown} is a binary file ({size} bytes); only text files can be read.",
-                            path=str(resolved))
-    if not explicit and (looks_like_private_key(head) or contains_private_key(resolved)):
-        return error_result(f"Reading {shown} is refused: it contains a private key.", path=str(resolved))
-    if size > MAX_READ_BYTES and start is None and end is None:
-        return error_result(
-            f"{shown} is {size} bytes, over the {MAX_READ_BYTES // 1024} KB limit for a whole read. "
-            "Read it in parts with start_line and end_line.", path=str(resolved), size=size)
+    whole = start is None and end is None
+    refusal = policy.check(raw, chosen=_is_explicit(root / raw, resolved, explicit_files), whole=whole)
+    if refusal is not None:
+        return error_result(refusal.sentence(shown) + _REFUSAL_HINTS.get(refusal.code, ""), path=str(resolved),
+                            reason=refusal.code, **({"size": refusal.size} if refusal.size else {}))
+    size = resolved.stat().st_size if resolved.exists() else 0
     try:
         text, first, last, cut = _numbered(_lines_in_range(resolved, start or 1, end))
     except OSError as exc:
@@ -214,8 +148,16 @@ def read_file_tool(
     if not text:
         where = f"has no line {start}" if start else "is empty"
         return ok_result(f"{shown} {where}.", **meta)
-    if start is None and end is None and not cut:
+    if whole and not cut:
         meta["total_lines"] = last
     if cut:
-        text += f"\n[output cut at {MAX_READ_BYTES // 1024} KB; continue with start_line={last + 1}]"
+        text += f"\n[output cut at {human_size(MAX_READ_BYTES)}; continue with start_line={last + 1}]"
     return ok_result(text, **meta)
+
+
+_REFUSAL_HINTS = {
+    "missing": " Use executeFilePathCommand to find files.",
+    "directory": " Use executeFilePathCommand (e.g. ls) to list it.",
+    "ignored": " It is not read unless the user adds it to the context.",
+    "too_large": " Read it in parts with start_line and end_line.",
+}

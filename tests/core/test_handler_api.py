@@ -58,7 +58,8 @@ def test_relevant_files_and_file_context(tmp_path):
     assert str(root / "billing.py") in handler._get_relevant_files("billing")
     text = handler._create_file_context([str(root / "auth.py"), str(root / "missing.py"), str(root / "blob.bin")])
     assert f"{root / 'auth.py'}:\n```\ndef login():" in text
-    assert f"{root / 'missing.py'}: (could not be read)" in text and f"{root / 'blob.bin'}: (could not be read)" in text
+    assert f"{root / 'missing.py'}: (could not be read: it does not exist)" in text
+    assert f"{root / 'blob.bin'}: (could not be read: it is a binary file" in text
 
 
 async def test_execute_file_path_command(tmp_path):

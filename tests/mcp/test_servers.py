@@ -216,7 +216,7 @@ async def test_results_images_errors_and_crashes(handler, start_servers, fake_ll
     )
     events = await run_turn(handler)
     picture, oops, invalid = (result_text(b) for b in tool_results(fake_llm, 1))
-    assert picture == "[image image/png, 2.0 KB not shown]"
+    assert picture == "[image image/png, 2 KB not shown]"
     assert "always fails" in oops and tool_results(fake_llm, 1)[1]["is_error"]
     assert invalid.startswith("Invalid arguments for mcp__tiny__peek")  # validated against the schema, never sent
     crash = tool_results(fake_llm, 2)[-1]

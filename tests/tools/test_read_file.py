@@ -99,10 +99,15 @@ class TestRefusals:
     def test_public_key_is_readable(self, repo: Path) -> None:
         assert read(repo, "deploy/id_rsa.pub")["status"] == "success"
 
-    @pytest.mark.parametrize("path", [".env", "debug.log", "deploy/id_rsa"])
-    def test_explicit_files_may_be_read(self, repo: Path, path: str) -> None:
-        result = read_file_tool({"path": path}, project_root=repo, explicit_files={str(repo / path)})
+    def test_an_ignored_file_in_the_context_may_be_read(self, repo: Path) -> None:
+        result = read_file_tool({"path": "debug.log"}, project_root=repo, explicit_files={str(repo / "debug.log")})
         assert result["status"] == "success"
+
+    @pytest.mark.parametrize("path", [".env", "deploy/id_rsa"])
+    def test_a_secret_is_refused_even_in_the_context(self, repo: Path, path: str) -> None:
+        # /add refuses secrets, so one in the context came from elsewhere (an old session): still never sent.
+        result = read_file_tool({"path": path}, project_root=repo, explicit_files={str(repo / path)})
+        assert is_error(result) and "never sent to the model" in result["content"] and "canary" not in result["content"]
 
     def test_outside_root_names_the_resolved_path(self, repo: Path, tmp_path: Path) -> None:
         (tmp_path / "secret.txt").write_text("outside")
