@@ -11,7 +11,9 @@ from tui.app import make_app
 from tui.widgets.chat import AssistantMessage
 
 READ = ToolCall(id="call_1", name="readFile", parameters={"path": "src/auth.py"})
-FIRST = "\n\n".join(f"Step {i}: the session token is checked against the store before `login(user)` returns." for i in range(1, 9))
+FIRST = "\n\n".join(f"Step {i}: the session token is checked against the store before `login(user)` returns." for i in range(1, 4)) + (
+    "\n\n```python\ndef login(user):\n    token = session_store.lookup(user.session_id, refresh=True, max_age=SESSION_MAX_AGE)\n    return user\n```\n"
+)
 START = "## Where auth lives\n\nThe login flow is in `src/auth.py`:\n\n- `login(user)` returns the user\n- `logout()` ends the session\n\n"
 MORE = "Reading the file to be sure. " * 6 + "\n\n"
 
@@ -53,8 +55,8 @@ class TestNewOutputMarker:
     """Scrolled up while an answer streams: the view stays where the reader is."""
 
     def test_mid_stream_marker_80x24(self, snap_compare, settings, project):
-        """The first answer's steps stay in view (not the streaming end); docked at the chat's
-        bottom, "2 new messages ↓ · ctrl+end follows"; the footer offers "^end Follow"."""
+        """The first answer (steps, then a code block whose long line folds under a "↪") stays in
+        view, not the streaming end; docked at the chat's bottom, "2 new messages ↓ · ctrl+end follows"; the footer offers "^end Follow"."""
         resume = Gate()
         app = make_app(settings, handler=ScriptedHandler(_script(resume), project_root=project, settings=settings), clock=FixedClock())
         assert snap_compare(app, terminal_size=(80, 24), run_before=_run_before(resume))

@@ -24,6 +24,8 @@ from textual.widgets._markdown import (
     MarkdownTable,
 )
 
+from tui.widgets.markdown_code import FoldingFence
+
 MIN_COLUMN = 3
 """Narrowest a column gets before the table is cut at the right edge."""
 
@@ -236,6 +238,13 @@ class CompactOrderedList(_CompactList, MarkdownOrderedList):
 
 
 class ChatMarkdown(Markdown):
-    """Markdown for the chat: tables and lists of paragraphs are one widget each."""
+    """Markdown for the chat: tables and lists of paragraphs are one widget each; long code lines fold."""
 
-    BLOCKS = {**Markdown.BLOCKS, "table_open": CompactTable, "bullet_list_open": CompactBulletList, "ordered_list_open": CompactOrderedList}
+    BLOCKS = {
+        **Markdown.BLOCKS,
+        "table_open": CompactTable,
+        "bullet_list_open": CompactBulletList,
+        "ordered_list_open": CompactOrderedList,
+        "fence": FoldingFence,
+        "code_block": FoldingFence,
+    }
