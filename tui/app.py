@@ -14,13 +14,12 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.filter import LineFilter
-from textual.widgets import Footer
 from textual.app import SuspendNotSupported
 from textual.worker import Worker, WorkerState
 
 from core.config import Settings
 from core.types import ApprovalRequest, Decision, error_result
-from tui import context_ops, runtime, sessions
+from tui import context_ops, runtime, sessions, wrap
 from tui.commands import complete_command, find_command, parse_command
 from tui.file_source import FileSource
 from tui.filters import ControlCharacterFilter
@@ -34,6 +33,7 @@ from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, ThinkingBlock, UserMessage
 from tui.widgets.context import ContextEntry, ContextPane
 from tui.widgets.prompt import Completion, CompletionMenu, PromptInput
+from tui.widgets.footer import KeyFooter
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
 
@@ -76,6 +76,7 @@ class AssistantApp(App[None]):
         engine_factory: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__()
+        wrap.install()  # long URLs and paths break after their separators, not mid-word
         self._control_filter = ControlCharacterFilter()
         self.settings = settings
         self.application = application
@@ -123,7 +124,7 @@ class AssistantApp(App[None]):
                 yield self.context_pane
                 yield self.trace
         yield self.status
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
         self.prompt.focus()
@@ -131,7 +132,9 @@ class AssistantApp(App[None]):
         if self.engine_error:
             await self.chat.add(NoteMessage(self.engine_error, kind="error", title="The engine could not start"))
         if not self.settings.provider_configured:
-            await self.chat.add(MarkdownNote(onboarding_markdown(self.settings), title="Set up a model provider", classes="onboarding"))
+            onboarding = MarkdownNote(onboarding_markdown(self.settings), title="Set up a model provider", classes="onboarding")
+            await self.chat.add(onboarding)
+            self.call_after_refresh(self._show_top, onboarding)
         else:
             welcome = f"{self.project_root.name} · {self.provider_label}\nAsk a question and press Enter · / for commands · @ adds a file · f1 for help"
             await self.chat.add(NoteMessage(welcome, kind="info"))
@@ -139,6 +142,11 @@ class AssistantApp(App[None]):
             self.call_after_refresh(self._start_after_first_frame)  # the prompt is on screen before the engine is built
         else:
             await self._start_up()
+
+    def _show_top(self, widget: Any) -> None:
+        """Scroll the chat to ``widget``'s first line when it is taller than the chat (the onboarding at 80x24)."""
+        if widget.outer_size.height > self.chat.scrollable_content_region.height:
+            self.chat.scroll_to_widget(widget, top=True, animate=False)
 
     def _start_after_first_frame(self) -> None:
         self.run_worker(self._start_up(), group="start-up", exit_on_error=False)
@@ -304,6 +312,7 @@ class AssistantApp(App[None]):
         """Handle what the user sent: a slash command, or a query for the model."""
         if not self._started.is_set():  # sent in the first moments, while the engine is being built
             await self._started.wait()
+        self.chat.scroll_end(animate=False)  # what follows is the answer to this: follow it (the onboarding left the top in view)
         parsed = parse_command(text)
         command = find_command(parsed[0]) if parsed else None
         if parsed and command is None:

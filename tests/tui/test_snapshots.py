@@ -62,8 +62,8 @@ class TestOnboarding:
     """No provider configured."""
 
     def test_no_provider(self, snap_compare, project):
-        """An orange "Set up a model provider" panel explains env vars, a local server, .env,
-        the config file and flags; the status line says "no provider"; the panes are there."""
+        """An orange "Set up a model provider" panel, shown from its top, explains env vars, a local
+        server, .env, the config file and flags; the status line says "no provider"; the panes are there."""
         settings = Settings(project_root=project)
         assert snap_compare(build(settings, project, []), terminal_size=SIZE)
 
@@ -183,7 +183,8 @@ class TestApproval:
 
     def test_modal(self, snap_compare, settings, project):
         """A modal over the app: "Allow aiderAutomatic?", exactly what will run (files and the
-        instruction), why it asks, and Allow once [y] / Always this session [a] / Deny [n] (focused)."""
+        instruction), why it asks, what "always" covers (aiderAutomatic), and Allow once (y) /
+        Always this session (a) / Deny (n) (focused)."""
         script = [
             ev.TurnStarted(query="", subtask_id="s1"),
             ev.AssistantMessage(content="I will ask aider.", tool_calls=(AIDER,)),

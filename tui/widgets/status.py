@@ -12,6 +12,15 @@ from tui.format import format_tokens
 
 METER_CELLS = 8
 WARN_AT = 0.8
+DROP_ORDER = ("turn", "tools", "spend", "meter", "warning")
+"""What the status line leaves out, first to last, when the terminal is too narrow for all of it.
+
+Model, context figures and state stay: they are what a glance at the line is for.
+"""
+
+
+MODEL_CELLS = 12
+"""Cells of the model's name kept however narrow the line (``claude-sonn…``)."""
 
 
 def meter(fraction: float, cells: int = METER_CELLS) -> str:
@@ -24,6 +33,8 @@ class StatusLine(Static):
     """One line: ``anthropic:claude · turn 3 · tools 2/10 · ████░░ ~41k/200k · ready · Σ 120k $0.21``.
 
     "turn" is the user's turn (messages sent); tools counts this turn's calls as they start.
+    When the line is wider than the terminal, parts are left out in :data:`DROP_ORDER`;
+    the model, the context figures and the state always stay.
     """
 
     def __init__(self, *, provider: str, context_window: int, max_tool_calls: int, id: str | None = None) -> None:
@@ -62,26 +73,87 @@ class StatusLine(Static):
         window = int(self.metrics.get("context_window") or 0)
         return int(self.metrics.get("estimated_tokens") or 0) / window if window else 0.0
 
-    def _render_line(self) -> None:
+    def on_resize(self) -> None:
+        self._render_line()
+
+    def _parts(self, fraction: float, warn: bool) -> list[tuple[str, Text]]:
+        """The line's parts in display order, each named by what :data:`DROP_ORDER` calls it."""
         m = self.metrics
+        estimated = "~" if m.get("context_estimated_tokens") else ""  # partly an estimate: what was added since the last response
+        figures = f"{estimated}{format_tokens(int(m.get('estimated_tokens') or 0))}/{format_tokens(int(m.get('context_window') or 0))}"
+        parts = [
+            ("provider", Text(self.provider, style="bold")),
+            ("turn", Text(f"turn {m.get('user_turns', 0)}")),  # user turns; SPEC's "turns" counts model responses
+            ("tools", Text(f"tools {m.get('tool_calls_this_turn', 0)}/{m.get('max_tool_calls', 0)}")),
+            ("meter", Text(meter(fraction), style="bold" if warn else "")),
+            ("context", Text(figures)),
+        ]
+        if warn:
+            parts.append(("warning", Text(f"⚠ {fraction:.0%} of context", style="bold")))
+        parts.append(("state", Text(self.state, style="italic")))
+        usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
+        if usage.get("total_tokens"):
+            spent = usage.get("cost") if usage.get("cost") is not None else usage.get("cost_partial")
+            parts.append(("spend", Text(f"Σ {format_tokens(int(usage['total_tokens']))}" + (f" {money(spent)}" if spent is not None else ""))))
+        return parts
+
+    def _render_line(self) -> None:
         fraction = self.context_fraction
         warn = fraction >= WARN_AT
-        line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f" {self.provider}", style="bold")
-        line.append(f" · turn {m.get('user_turns', 0)}")  # user turns; SPEC's "turns" counts model responses
-        line.append(f" · tools {m.get('tool_calls_this_turn', 0)}/{m.get('max_tool_calls', 0)}")
-        line.append(" · ")
-        line.append(meter(fraction), style="bold" if warn else "")
-        estimated = "~" if m.get("context_estimated_tokens") else ""  # partly an estimate: what was added since the last response
-        line.append(f" {estimated}{format_tokens(int(m.get('estimated_tokens') or 0))}/{format_tokens(int(m.get('context_window') or 0))}")
-        if warn:
-            line.append(f" ⚠ {fraction:.0%} of context", style="bold")
-        line.append(f" · {self.state}", style="italic")
-        usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
-        if usage.get("total_tokens"):  # last: on a narrow terminal the session's spend is cut before the state
-            spent = usage.get("cost") if usage.get("cost") is not None else usage.get("cost_partial")
-            line.append(f" · Σ {format_tokens(int(usage['total_tokens']))}" + (f" {money(spent)}" if spent is not None else ""))
+        line = fit_line(self._parts(fraction, warn), self.size.width)
         if line != self._line:
             self._line = line
             self.update(line, layout=False)  # one line of fixed height and width: a repaint, never a layout
         self.set_class(warn, "-warning")
+
+
+def fit_line(parts: list[tuple[str, Text]], width: int) -> Text:
+    """The status line from its named parts, fitted to ``width`` cells (0: unknown, all parts).
+
+    Parts are left out in :data:`DROP_ORDER`; if model, context and state are still too
+    wide, the provider's name goes (``claude-sonnet-4-5``), then the model's name is cut.
+    """
+    dropped = iter(DROP_ORDER)
+    while width and _joined_length(parts) > width:
+        name = next(dropped, None)
+        if name is None:
+            provider = parts[0][1]
+            model = Text(provider.plain.rpartition(":")[2], style=provider.style)
+            parts = [("provider", model), *parts[1:]]
+            keep = min(model.cell_len, MODEL_CELLS)  # the model stays recognisable; a long state is cut at its end instead
+            model.truncate(max(keep, model.cell_len - max(0, _joined_length(parts) - width)), overflow="ellipsis")
+            break
+        parts = [(key, text) for key, text in parts if key != name]
+    line = _join(parts)
+    if width and line.cell_len > width:
+        line.truncate(width, overflow="ellipsis")
+    return line
+
+
+def _separator(before: str, after: str) -> str:
+    return " " if (before, after) in _GLUED else " · "
+
+
+_GLUED = {("meter", "context"), ("context", "warning")}
+"""Parts that read as one (``████░░ ~41k/200k ⚠ 85% of context``): a space between them, not a dot."""
+
+
+def _join(parts: list[tuple[str, Text]]) -> Text:
+    """The parts as the status line shows them: a leading space, `` · `` between unrelated parts.
+
+    A separator takes the style of the part after it (the meter's stays plain).
+    """
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for index, (name, text) in enumerate(parts):
+        separator = _separator(parts[index - 1][0], name) if index else " "
+        if name == "meter":
+            line.append(separator)
+            line.append(text.plain, style=text.style)
+        else:
+            line.append(separator + text.plain, style=text.style)
+    return line
+
+
+def _joined_length(parts: list[tuple[str, Text]]) -> int:
+    """Cells of :func:`_join` of the parts, without building it."""
+    return 1 + sum(text.cell_len for _, text in parts) + sum(len(_separator(a, b)) for (a, _), (b, _) in zip(parts, parts[1:]))

@@ -1,0 +1,182 @@
+"""SVG snapshots at 80x24, the smallest supported terminal (issue 16, section 3).
+
+Each class is one screen; each docstring says what the snapshot should show at
+80 columns and 24 rows. One app run per snapshot, scripted handlers, a fixed
+clock, no sleeps: these are the suite's slowest tests, so each stays lean.
+Accept new baselines with ``--snapshot-update`` after looking at them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from core import events as ev
+from core.config import Settings
+from core.mcp.config import McpConfig, McpServerConfig
+from core.mcp.manager import McpManager
+from core.sessions.session import SessionInfo
+from core.types import ToolCall
+from tests.tui.conftest import AskApproval, Gate, settle
+from tests.tui.test_snapshots import AIDER, build, chat_text, send, type_and_send
+
+SMALL = (80, 24)
+
+LONG_URL_TEXT = (
+    "The flow follows https://docs.example.com/guides/authentication/oauth2/authorization-code-flow-with-pkce#step-3 "
+    "and the token is checked in `src/auth.py`."
+)
+
+
+class TestOnboardingSmall:
+    """No provider configured, at 80x24."""
+
+    def test_opens_at_its_top(self, snap_compare, project):
+        """The orange "Set up a model provider" panel shows from its first line ("No model provider is
+        configured yet"), not scrolled to its end; the local-server line breaks the URL after "11434/",
+        not inside a word; the status line says "no provider"; the footer ends with "f1 Help" and "^p palette"."""
+        settings = Settings(project_root=project)
+        assert snap_compare(build(settings, project, []), terminal_size=SMALL)
+
+
+class TestApprovalSmall:
+    """The approval modal at 80x24."""
+
+    def test_three_buttons_fit(self, snap_compare, settings, project):
+        """"Allow aiderAutomatic?": the files and instruction, why it asks, the line "Always this
+        session: aiderAutomatic runs without asking again.", and the three buttons side by side with
+        their keys: Allow once (y), Always this session (a), Deny (n) (focused); nothing cut off."""
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.AssistantMessage(content="I will ask aider.", tool_calls=(AIDER,)),
+            ev.ToolCallStarted(call=AIDER, started_at=0),
+            AskApproval(
+                AIDER,
+                title="Allow aiderAutomatic?",
+                detail="aider edits these files:\n  src/auth.py\ninstruction:\n  Add a docstring to login()",
+                reason="aider changes files in your project",
+                session_key="aiderAutomatic",
+            ),
+            Gate(),
+        ]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "document login")
+            await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
+
+        assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+class TestStatusLineSmall:
+    """The main screen mid-turn at 80x24: status line, footer, trace header and a long URL."""
+
+    def test_keeps_model_context_state(self, snap_compare, settings, project):
+        """Status line (orange: the context is 86% full): "claude-sonnet-4-5 · ~172k/200k ·
+        running executeFilePathCommand…"-like: model, context figures and state kept, turn, tools,
+        spend and the meter left out. Footer: Send, Newline, esc Cancel, Pick, … f1 Help and ^p palette,
+        whole keys only. Trace: "turn 1 · where is the token checked in the…" cut with an ellipsis.
+        Chat: the URL broken after "/" and "-", never inside a word."""
+        find = ToolCall(id="call_1", name="executeFilePathCommand", parameters={"command": "git ls-files '*.py'"})
+        usage = {"total_tokens": 412_000, "cost": 1.37}
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.TextDelta(text=LONG_URL_TEXT),
+            ev.AssistantMessage(content=LONG_URL_TEXT, tool_calls=(find,)),
+            ev.MetricsUpdated(metrics={"estimated_tokens": 172_000, "context_window": 200_000, "context_estimated_tokens": 10, "usage": usage}),
+            ev.ToolCallStarted(call=find, started_at=0),
+            Gate(),
+        ]
+        app = build(settings, project, script)
+
+        async def run_before(pilot: Any) -> None:
+            await type_and_send(pilot, "where is the token checked in the authentication flow of this project?")
+            await settle(pilot, lambda: "call_1" in pilot.app.trace.records and "src/auth.py" in chat_text(pilot.app))
+
+        assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+class TestScreensSmall:
+    """The other screens at 80x24."""
+
+    def test_help(self, snap_compare, settings, project):
+        """/help in the chat: the keys table (key, action, where) and the commands, wrapped to the
+        narrow chat column without cutting words; the newest lines are in view."""
+        assert snap_compare(build(settings, project, []), terminal_size=SMALL, run_before=send("/help"))
+
+    def test_picker(self, snap_compare, settings, project):
+        """The file picker over the app: the query "au", src/auth.py first and selected ([x]), the hint
+        line whole."""
+        app = build(settings, project, [])
+
+        async def run_before(pilot: Any) -> None:
+            await settle(pilot, lambda: pilot.app.files.count >= 3)
+            await pilot.press("ctrl+o")
+            await settle(pilot, lambda: type(pilot.app.screen).__name__ == "FilePickerScreen")
+            await pilot.press("a", "u", "space")
+            await settle(pilot, lambda: pilot.app.screen.query_one("#picker-input").value == "au")
+
+        assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+    def test_sessions(self, snap_compare, settings, project, monkeypatch):
+        """"Sessions of this project": two rows (date, turn count, first prompt cut with an ellipsis),
+        the current one marked "(this session)"; the hint "Enter opens · Esc closes"."""
+        from tui.screens.sessions import SessionPickerScreen
+
+        monkeypatch.setenv("TZ", "UTC")
+        time.tzset()
+        day = 1_790_000_000.0
+        infos = [
+            SessionInfo(id="b", path=project / "b.jsonl", project_root=project, created=day, updated=day + 3600, first_prompt="where is the token checked in the authentication flow of this project and why", turn_count=3, title=None, size=10),
+            SessionInfo(id="a", path=project / "a.jsonl", project_root=project, created=day - 86400, updated=day - 80000, first_prompt="add type hints to auth", turn_count=1, title=None, size=10),
+        ]
+        app = build(settings, project, [])
+
+        async def run_before(pilot: Any) -> None:
+            await pilot.app.push_screen(SessionPickerScreen(infos, current="b"))
+            await settle(pilot)
+
+        try:
+            assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+        finally:
+            monkeypatch.undo()
+            time.tzset()
+
+    def test_mcp(self, snap_compare, settings, project):
+        """"MCP servers": docs (stopped, its command line cut with an ellipsis) and search (disabled);
+        under the list the highlighted server's transport, command and where it is configured."""
+        from tui.screens.mcp import McpScreen
+
+        source = str(Path.home() / ".config/assistant-tui/config.toml")
+        servers = {
+            "docs": McpServerConfig(name="docs", source=source, command="mcp-python", args=("-m", "docs_server", "--root", "/srv/documentation/very/long/path")),
+            "search": McpServerConfig(name="search", source=source, url="https://search.example.com/mcp", enabled=False),
+        }
+        app = build(settings, project, [])
+
+        async def run_before(pilot: Any) -> None:
+            manager = McpManager(pilot.app.handler, McpConfig(servers=servers))
+            await pilot.app.push_screen(McpScreen(manager))
+            await settle(pilot)
+
+        assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+    def test_cost(self, snap_compare, settings, project):
+        """/cost at 80 columns: the "Cost" box's tables fit the chat column (cells wrapped, not cut);
+        the status line keeps model, context and state."""
+        from core.usage import Usage, UsageLedger
+
+        ledger = UsageLedger()
+        ledger.add(1, "claude-sonnet-4-5", Usage(input_tokens=12, cache_write_tokens=4_310, output_tokens=120))
+        ledger.add(2, "claude-sonnet-4-5", Usage(input_tokens=3, cache_read_tokens=4_310, cache_write_tokens=410, output_tokens=85))
+        summary = ledger.summary(turns=False)
+        app = build(settings, project, [ev.MetricsUpdated(metrics={"usage": summary, "estimated_tokens": 4_800})])
+        app.handler.usage = ledger
+
+        async def run_before(pilot: Any) -> None:
+            await send("hello")(pilot)
+            await send("/cost")(pilot)
+
+        assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
