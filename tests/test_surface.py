@@ -33,6 +33,8 @@ LIBRARY_HOOKS: dict[str, str] = {
     "get_height": "textual Visual protocol (tui/widgets/markdown_table.py)",
     "render_line": "textual line API widgets (tui/widgets/path_list.py)",
     "get_line_filters": "textual App: filters applied to every rendered line",
+    "get_selection": "textual Widget: the text a mouse selection copies (tui/widgets/markdown_code.py)",
+    "release_anchor": "textual Widget: the reader scrolled away from the anchored end (tui/widgets/chat_view.py)",
     # The acp package calls the Agent and Transport protocol methods by name.
     "authenticate": "acp Agent protocol (core/acp/agent.py)",
     "set_session_mode": "acp Agent protocol (core/acp/agent.py)",
@@ -43,8 +45,14 @@ LIBRARY_HOOKS: dict[str, str] = {
     "confirm_ask": "aider InputOutput",
     "tool_warning": "aider InputOutput",
     "tool_error": "aider InputOutput",
+    # pydantic-settings calls these on core.config's Settings and its sources.
+    "settings_customise_sources": "pydantic-settings BaseSettings",
+    "_read_file": "pydantic-settings file sources (TomlConfigSettingsSource)",
 }
 """Methods a library calls by name; each is an override of the library's own method."""
+
+CALLED_BY_DECORATOR = frozenset({"on", "field_validator"})
+"""Decorators that register a function with a library: Textual's ``@on`` handlers, pydantic's validators."""
 
 SPEC_CONTRACT: dict[str, str] = {
     "send_message": "SPEC 2 ProviderAdapter (vendor wire format stays in core/providers); used by core.compat.selection",
@@ -101,8 +109,8 @@ def callerless() -> list[str]:
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _exempt(node.name):
                 continue
-            if any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "on" for d in node.decorator_list):
-                continue  # @on(...) handler
+            if any(isinstance(d, ast.Call) and getattr(d.func, "id", "") in CALLED_BY_DECORATOR for d in node.decorator_list):
+                continue
             if used[node.name] - _references(node)[node.name] <= 0:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     return found

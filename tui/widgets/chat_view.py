@@ -165,7 +165,7 @@ class ChatView(VerticalScroll):
         following = self.following
         if following:
             self._unseen.clear()
-        self._marker.show_count(0 if following else len(self._unseen))
+        self._marker.show_count(0 if following else self.unseen)
         if following != self._was_following:
             self._was_following = following
             items = self.items
@@ -184,7 +184,7 @@ class ChatView(VerticalScroll):
         growing = self._growing
         if growing is not None and not self.following and growing.outer_size.height > self._growing_height:
             self._unseen.add(growing)
-            self._marker.show_count(len(self._unseen))
+            self._marker.show_count(self.unseen)
 
     def on_new_output_marker_clicked(self, event: NewOutputMarker.Clicked) -> None:
         self.follow()
@@ -200,7 +200,7 @@ class ChatView(VerticalScroll):
             self.follow()
         elif not self.following:
             self._unseen.update(widgets)
-            self._marker.show_count(len(self._unseen))
+            self._marker.show_count(self.unseen)
         await self.prune()
 
     async def prune(self) -> None:
