@@ -8,7 +8,7 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.widgets._footer import FooterKey  # private: guarded by tests/tui/test_textual_internals.py
 
 DROP_ORDER = (
     "transcript",

@@ -18,7 +18,7 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
 from textual.widgets import Label
-from textual.widgets._markdown import MarkdownFence
+from textual.widgets.markdown import MarkdownFence
 
 CONTINUATION = "↪ "
 """Leads each folded continuation of a long code line."""

@@ -15,8 +15,8 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown
-from textual.widgets._markdown import (
-    MarkdownBlock,
+from textual.widgets.markdown import MarkdownBlock
+from textual.widgets._markdown import (  # private: guarded by tests/tui/test_textual_internals.py
     MarkdownBulletList,
     MarkdownListItem,
     MarkdownOrderedList,
