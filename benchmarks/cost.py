@@ -125,7 +125,7 @@ async def session(kind: str, caching: bool) -> dict[str, Any]:
                     raise RuntimeError(f"the turn failed: {event.message}")
         bodies = [canonical(r.body, kind) for r in fake.requests]
         summary = handler.usage.summary()
-        application.close_session()
+        application.session_state.close()
     if len(bodies) != RESPONSES:
         raise RuntimeError(f"expected {RESPONSES} requests, saw {len(bodies)}")
     return {"bodies": bodies, "usages": usages, "summary": summary}

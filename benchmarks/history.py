@@ -64,12 +64,12 @@ def write_session(project: str, url: str, turns: int) -> None:
     from core.app import Application
 
     application = Application(bench_settings(Path(project), url, context_window=10_000_000))
-    application.start_session()
-    application.recorder.writer.durable = False  # setting up, not measured: skip the fsyncs
+    application.session_state.start()
+    application.session_state.recorder.writer.durable = False  # setting up, not measured: skip the fsyncs
     for index in range(turns):
         for event in turn_events(index):
-            application.recorder.record(event)
-    application.close_session()
+            application.session_state.recorder.record(event)
+    application.session_state.close()
 
 
 def measure(turns: int, seconds: float, diagnose: bool = False) -> dict[str, Any]:

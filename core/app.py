@@ -54,9 +54,10 @@ class Application:
         self.commands = CommandTools(settings, Preflight(self.project_root))
         self._register_tools(run_interactive)
         self.mcp = self._build_mcp()
-        self.session: Any = None
-        self.recorder: Any = None
-        self.loaded_session: Any = None
+        from core.session import Session
+
+        self.session_state = Session(self.handler, application=self)
+        """The open conversation: history, file context, approvals, transcript, metrics."""
 
     def _register_tools(self, run_interactive: InteractiveRunner | None) -> None:
         from core.tools.aider_tools import register_aider_tools
@@ -108,7 +109,7 @@ class Application:
     async def aclose(self) -> None:
         """Stop the MCP servers (their processes end) and close the session transcript."""
         await self.mcp.aclose()
-        self.close_session()
+        self.session_state.close()
 
     def _register_task_list_tool(self) -> None:
         spec = {
@@ -143,82 +144,15 @@ class Application:
 
             return error_result(verdict.reason)
         result = describe(await self.commands.run(argv, on_output=on_output))
-        message = f"I ran a command; its output:\n```\n{result['content']}\n```"
-        self.handler.add_message("user", message)
-        if self.recorder is not None:  # in the transcript too, so a resumed session has it
-            self.recorder.user(message)
+        # in the conversation and the transcript, so the model and a resumed session have it
+        await self.session_state.add_note(f"I ran a command; its output:\n```\n{result['content']}\n```")
         return result
 
     def test_argv(self) -> list[str]:
         """The project's test command (raises TestCommandError when there is none)."""
         return self.commands.test_command()[0]
 
-    # -- sessions ------------------------------------------------------------------
-    def start_session(self, *, continue_latest: bool = False, resume: str | None = None, fork_if_locked: bool = False) -> list[str]:
-        """Open (or create) this project's session transcript and restore it into the handler.
-
-        Returns notices for the user (repairs made while loading, a fork, a fresh
-        start when there was nothing to continue).
-
-        Raises:
-            SessionNotFound: ``resume`` names no session.
-            SessionLocked: another assistant-tui has the session open (and no fork was asked).
-            SessionError: the data directory cannot be used.
-        """
-        from core.sessions import SessionLocked, SessionRecorder, SessionStore, load_session
-
-        store = self.session_store = SessionStore()
-        notices: list[str] = []
-        if resume:
-            session = store.open(resume, self.project_root)
-        elif continue_latest:
-            session = store.latest(self.project_root)
-            if session is None:
-                notices.append("No earlier session in this project; starting a new one.")
-                session = store.create(self.project_root)
-        else:
-            session = store.create(self.project_root)
-        try:
-            writer = store.writer(session, provider=self.settings.provider, model=self.settings.model_name)
-        except SessionLocked:
-            if not fork_if_locked:
-                raise
-            session = store.fork(session, self.project_root)
-            notices.append(f"That session is open in another assistant-tui; continuing in a fork, {session.id}.")
-            writer = store.writer(session, provider=self.settings.provider, model=self.settings.model_name)
-        if session.path.exists() and session.path.stat().st_size:
-            loaded = load_session(session)
-            self.loaded_session = loaded
-            restore = getattr(self.handler, "restore_conversation", None)
-            if restore is not None:
-                restore(loaded.messages, loaded.usage)
-            else:
-                self.handler.conversation_history = list(loaded.messages)
-            files = (loaded.context or {}).get("files") or []
-            self.handler.pinned_files = [f["path"] for f in files if Path(f["path"]).exists()]
-            notices.extend(loaded.warnings)
-        self.close_session()
-        self.session = session
-        self.recorder = SessionRecorder(writer)
-        self.handler.add_observer(self.recorder)
-        return notices
-
-    def new_session(self) -> None:
-        """``/new``: close the current transcript, forget the conversation, start a fresh one."""
-        self.handler.reset_conversation()
-        self.loaded_session = None
-        self.start_session()
-
-    def record_context(self, files: list[dict[str, Any]] | list[str]) -> list[Any]:
-        """Record the file-context pane in the transcript (call when the pinned files change)."""
-        return self.recorder.context(files) if self.recorder else []
-
-    def close_session(self) -> None:
-        """Stop recording; the transcript stays on disk."""
-        if self.recorder is not None:
-            self.handler.remove_observer(self.recorder)
-            try:
-                self.recorder.writer.close()
-            except Exception:  # noqa: BLE001 - pending records are reported by the writer's own error
-                log.exception("closing the session writer failed")
-            self.recorder = None
+    @property
+    def session(self) -> Any:
+        """The open transcript's identity (``core.sessions.Session``: id, path), or None."""
+        return self.session_state.stored

@@ -163,7 +163,7 @@ async def run_headless(
 
     application = Application(settings)
     try:
-        for notice in application.start_session(continue_latest=continue_session, resume=resume, fork_if_locked=True):
+        for notice in application.session_state.start(continue_latest=continue_session, resume=resume, fork_if_locked=True):
             sys.stderr.write(f"assistant-tui: {notice}\n")
     except SessionError as exc:
         _error(str(exc))
@@ -192,7 +192,7 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         from core.tasks import TaskCommandError
 
         try:
-            result = await application.run_task_command(query.strip())
+            result = await application.session_state.run_task(query.strip())
         except TaskCommandError as exc:
             _error(str(exc))
             return EXIT_USAGE
@@ -209,7 +209,7 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
     if commands is not None and not (status := await commands.status()).available:
         sys.stderr.write(f"assistant-tui: {status.problem}\n")  # once: commands are refused (or ask) without it
     final: ev.TurnCompleted | ev.TurnFailed | None = None
-    async with contextlib.aclosing(application.handler.stream_query(query)) as events:
+    async with contextlib.aclosing(application.session_state.stream_query(query)) as events:
         async for event in events:
             if output_format == "jsonl":
                 sys.stdout.write(json.dumps(ev.event_to_dict(event), default=str) + "\n")

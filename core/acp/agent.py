@@ -150,7 +150,7 @@ class AssistantAgent:
         if live is not None:
             if live.task is not None:
                 raise RequestError.invalid_request({"message": "That session has a prompt running; cancel it first."})
-            history = list(live.application.handler.conversation_history)
+            history = live.application.session_state.history
             await self._replay(live, history)
             self._later(self._send_commands(live))
             return LoadSessionResponse(modes=_modes(live.application))
@@ -158,7 +158,7 @@ class AssistantAgent:
         notices = await asyncio.to_thread(self._start, application, session_id)
         notices += self._start_mcp(application, mcp_servers)
         session = self._register(application)
-        await self._replay(session, list(application.handler.conversation_history))
+        await self._replay(session, application.session_state.history)
         self._later(self._after_open(session, notices))
         return LoadSessionResponse(modes=_modes(application))
 
@@ -253,10 +253,10 @@ class AssistantAgent:
         if not session.mcp_settled:  # the first prompt sees the MCP tools (each server is bounded by its startup timeout)
             await application.mcp.wait_started()
             session.mcp_settled = True
-        handler = application.handler
-        mapper = session.mapper = TurnMapper(application.project_root, lambda name: self._needs_approval(handler, name))
+        state = application.session_state
+        mapper = session.mapper = TurnMapper(application.project_root, lambda name: self._needs_approval(application, name))
         final: ev.TurnCompleted | ev.TurnFailed | None = None
-        async with contextlib.aclosing(handler.stream_query(query)) as events:
+        async with contextlib.aclosing(state.stream_query(query)) as events:
             async for event in events:
                 for update in mapper.updates(event):
                     await self._send(session, update)
@@ -287,7 +287,7 @@ class AssistantAgent:
         from core.tasks import TaskCommandError
 
         try:
-            result = await session.application.run_task_command(text)
+            result = await session.application.session_state.run_task(text)
         except TaskCommandError as exc:
             content = str(exc)
         else:
@@ -315,9 +315,10 @@ class AssistantAgent:
         return approve
 
     @staticmethod
-    def _needs_approval(handler: Any, name: str) -> bool:
+    def _needs_approval(application: Any, name: str) -> bool:
+        handler = application.handler
         spec = handler.registered_tools.get(name) or {}
-        return bool(spec.get("requires_approval")) and handler.config.approval_mode == "ask" and name not in handler.session_allowed
+        return bool(spec.get("requires_approval")) and handler.config.approval_mode == "ask" and name not in application.session_state.approvals
 
     # -- helpers ---------------------------------------------------------------------
     async def _application(self, cwd: str) -> Any:
@@ -347,7 +348,7 @@ class AssistantAgent:
         from core.sessions import SessionError, SessionLocked
 
         try:
-            return application.start_session(resume=resume)
+            return application.session_state.start(resume=resume)
         except SessionLocked as exc:
             raise RequestError.invalid_request({"message": str(exc)}) from None
         except SessionError as exc:
@@ -368,7 +369,7 @@ class AssistantAgent:
         return problems
 
     def _register(self, application: Any) -> AcpSession:
-        session = AcpSession(id=application.session.id, application=application)
+        session = AcpSession(id=application.session_state.id, application=application)
         application.handler.approve = self._approver(session.id, application.project_root)
         self.sessions[session.id] = session
         log.info("ACP session %s in %s", session.id, application.project_root)

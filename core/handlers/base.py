@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from core.callables import call_sync_or_async
 from core.compat.handler import BaseHandlerSpecApi
 from core.config import Settings
+from core.file_context import FileContext
 from core.handlers.budget import estimate_request_tokens
 from core.memory.policy import FilePolicy, Refusal
 from core.memory.types import DataContext
@@ -86,9 +87,8 @@ class BaseHandler(BaseHandlerSpecApi):
         self.tool_executors: dict[str, ToolExecutor] = {}
         self.conversation_history: list[Message] = []
         self.data_context: DataContext | None = None
-        self.pinned_files: list[str] = []
-        self.read_only_files: list[str] = []
-        """Picked files the user marked read-only: aider may read them, not edit them."""
+        self.file_context = FileContext(self.project_root)
+        """The conversation's picked, read-only and suggested files (commanded through ``core.session.Session``)."""
         self.approve: Approver | None = None
         self.base_system_prompt = self.config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
         # metrics
@@ -98,6 +98,24 @@ class BaseHandler(BaseHandlerSpecApi):
         self.last_estimated_tokens = 0
         self._turn_started_at: float | None = None
         self._session_started_at = time.monotonic()
+
+    @property
+    def pinned_files(self) -> list[str]:
+        """The picked files, absolute paths in order (a view of :attr:`file_context`)."""
+        return self.file_context._picked  # noqa: SLF001 - live until the TUI commands core.session.Session
+
+    @pinned_files.setter
+    def pinned_files(self, paths: list[str]) -> None:
+        self.file_context.replace(paths, self.file_context.read_only)
+
+    @property
+    def read_only_files(self) -> list[str]:
+        """Picked files the user marked read-only: aider may read them, not edit them."""
+        return self.file_context.read_only
+
+    @read_only_files.setter
+    def read_only_files(self, paths: list[str]) -> None:
+        self.file_context.replace(self.file_context.picked, paths)
 
     # -- debug -------------------------------------------------------------
     def log_debug(self, message: str) -> None:
@@ -127,8 +145,11 @@ class BaseHandler(BaseHandlerSpecApi):
     def get_tool_specs(self) -> list[ToolSpec]:
         return list(self.registered_tools.values())
 
-    async def _execute_tool(self, name: str, params: dict[str, Any]) -> TaskResult:
+    async def _execute_tool(self, name: str, params: dict[str, Any], *, call_id: str = "") -> TaskResult:
         """Run a registered tool; exceptions become error TaskResults, never propagate.
+
+        A tool whose spec sets ``takes_call_id`` is also given ``tool_call_id=call_id``
+        (the call it answers, e.g. for its own approval request): passed, never shared.
 
         Raises:
             ToolNotFound: no tool of that name is registered.
@@ -136,11 +157,13 @@ class BaseHandler(BaseHandlerSpecApi):
         executor = self.tool_executors.get(name)
         if executor is None:
             raise ToolNotFound(name)
-        timeout = self.registered_tools.get(name, {}).get("timeout") or self.config.tool_timeout
+        spec = self.registered_tools.get(name, {})
+        timeout = spec.get("timeout") or self.config.tool_timeout
+        extra = {"tool_call_id": call_id} if spec.get("takes_call_id") else {}
         try:
             # asyncio.timeout, not wait_for: wait_for (3.11) can swallow a cancellation racing the result.
             async with asyncio.timeout(timeout):
-                value = await call_sync_or_async(executor, params)
+                value = await call_sync_or_async(executor, params, **extra)
         except asyncio.CancelledError:
             raise
         except TimeoutError:

@@ -96,13 +96,12 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         self.observers: list[Any] = []
         self.retry_budget = RetryBudget()
         self.retry_base_delay = 0.5
-        self._current_call_id = ""
         self._turn: _Turn | None = None
         self.clock: Callable[[], float] = time.monotonic
         """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
         self._init_spending()
         self._init_requests(PASSTHROUGH_INSTRUCTIONS)
-        self.register_tool(FILE_PATH_COMMAND_SPEC, self._file_path_command)
+        self.register_tool({**FILE_PATH_COMMAND_SPEC, "takes_call_id": True}, self._file_path_command)
 
     # -- public entry points -------------------------------------------------
     def reset_conversation(self) -> None:
@@ -406,8 +405,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
 
         token = output_sink.set(sink)  # the tool's live output (a sandboxed command's) becomes events
         try:
-            self._current_call_id = call.id
-            return await self._execute_tool(call.name, call.parameters), ""
+            return await self._execute_tool(call.name, call.parameters, call_id=call.id), ""
         except ToolNotFound:
             return error_result(f"Unknown tool {call.name!r}", error="ToolNotFound"), ""
         finally:
@@ -536,8 +534,8 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             return path
 
     # -- tools registered by the handler -----------------------------------------
-    async def _file_path_command(self, params: dict[str, Any]) -> TaskResult:
-
+    async def _file_path_command(self, params: dict[str, Any], tool_call_id: str = "") -> TaskResult:
+        """``executeFilePathCommand``; ``tool_call_id`` is the call being answered (its approval names it)."""
         return await run_file_path_command(
             params,
             project_root=self.project_root,
@@ -546,7 +544,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             approve=self.ask_user if self.approve is not None else None,
             approval_mode=self.config.approval_mode,
             session_allowed=self.session_allowed,
-            tool_call_id=self._current_call_id,
+            tool_call_id=tool_call_id,
         )
 
 def split_mode(query: str) -> tuple[str, str]:

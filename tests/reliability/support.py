@@ -245,7 +245,7 @@ def make_application(kind: str, fake: FakeLLM, root: Path, *, record: bool = Tru
     application = Application(settings_for(kind, fake, root, **overrides))
     application.handler.retry_base_delay = 0.01
     if record:
-        application.start_session()
+        application.session_state.start()
     return application
 
 

@@ -118,16 +118,16 @@ async def test_run_output_reaches_the_transcript_and_a_resumed_session(tmp_path:
     """``/run``'s output joins the conversation and the saved session: ``--continue`` still has it."""
     root = failing_project(tmp_path)
     application = Application(settings_for_no_model(root))
-    application.start_session()
+    application.session_state.start()
     result = await application.run_user_command(["echo", "marker-4711"])
     assert "marker-4711" in result["content"]
-    application.close_session()
+    application.session_state.close()
 
     resumed = Application(settings_for_no_model(root))
-    resumed.start_session(continue_latest=True)
+    resumed.session_state.start(continue_latest=True)
     assert any("marker-4711" in str(m.get("content")) and m.get("role") == "user"
                for m in resumed.handler.conversation_history)
-    resumed.close_session()
+    resumed.session_state.close()
 
 
 def settings_for_no_model(root: Path) -> Any:

@@ -65,7 +65,7 @@ async def test_the_model_sees_no_secret_in_the_child_environment(
         Reply(text="That is the environment."),
     )
     events = await collect(application.handler, "show me the environment")
-    application.close_session()
+    application.session_state.close()
     printenv, env = finished_calls(events)
     assert printenv.status == "success" and "A_VISIBLE_SETTING=kept" in printenv.result
     assert env.status == "refused" and "launches or wraps other programs" in env.result

@@ -119,7 +119,7 @@ async def test_injected_instructions_get_nothing_out(
         application.handler.approve = approver
     fake_llm.responder = Obedient(canary_project)
     events = await collect(application.handler, "Set up the project as the README says.")
-    application.close_session()
+    application.session_state.close()
 
     assert events[-1].kind == "turn_completed"
     calls = finished_calls(events)
@@ -152,7 +152,7 @@ async def test_a_user_saying_no_is_asked_only_about_harmless_forms(
     application.handler.approve = approver
     fake_llm.responder = Obedient(canary_project)
     await collect(application.handler, "Set up the project as the README says.")
-    application.close_session()
+    application.session_state.close()
     asked = sorted({request.detail.split()[0].rsplit("/", 1)[-1] for request in approver.asked})
     assert set(asked) <= {"nc", "scp", "curl", "wget"}, asked
     assert_no_leaks(fake_llm, canary_project.listener)

@@ -1,0 +1,267 @@
+"""The file context of a conversation: picked, read-only and suggested files (no UI here).
+
+One :class:`FileContext` per conversation, held by the handler (which reads it
+for each turn's files and for aider's read-only list) and commanded only through
+:class:`core.session.Session`, which records each change in the transcript.
+The functions below are the rules behind ``/add``, ``/drop`` and the pane
+(moved from ``tui/context_ops.py``, so every consumer applies the same ones).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from core.handlers.budget import CHARS_PER_TOKEN, estimate_text_tokens
+from core.tools.secrets import is_secret_path, looks_like_private_key
+
+MAX_FILE_BYTES = 512_000
+_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
+
+
+def exclusion_reason(path: Path) -> str | None:
+    """Why a file may not go into the context, or None when it may."""
+    if secret := is_secret_path(path):
+        return f"is never sent to the model: {secret}"
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if size > MAX_FILE_BYTES:
+        return f"is too large ({size // 1024} KiB; the cap is {MAX_FILE_BYTES // 1024} KiB)"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8192)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if looks_like_private_key(head):
+        return "is never sent to the model: it contains a private key"
+    if b"\0" in head:
+        return "is a binary file"
+    return None
+
+
+def file_tokens(path: Path) -> int:
+    """Token estimate of a file's text (0 when unreadable; from its size alone when over the cap)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return math.ceil(size / CHARS_PER_TOKEN)  # never read whole: a 45 MB dump is not opened for a figure
+        return estimate_text_tokens(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return 0
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def expand(pattern: str, root: Path) -> list[Path]:
+    """Files matching a path or glob, relative to ``root`` (or absolute), never outside it."""
+    root = root.resolve()
+    candidate = Path(pattern).expanduser()
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    if candidate.is_file():
+        return [candidate.resolve()] if _inside(candidate, root) else []
+    if candidate.is_dir():
+        pattern = str(candidate.relative_to(root) / "**" / "*") if _inside(candidate, root) else ""
+        if not pattern:
+            return []
+    elif Path(pattern).is_absolute():
+        if not _inside(Path(pattern).parent, root):
+            return []
+        pattern = str(Path(pattern).relative_to(root))
+    found: list[Path] = []
+    for path in sorted(root.glob(pattern)):
+        if path.is_file() and not (set(path.relative_to(root).parts[:-1]) & _SKIP_DIRS):
+            found.append(path.resolve())
+    return found
+
+
+@dataclass
+class AddOutcome:
+    """What ``/add`` did: files added, and files refused with the reason."""
+
+    added: list[Path] = field(default_factory=list)
+    refused: list[tuple[Path, str]] = field(default_factory=list)
+    already: list[Path] = field(default_factory=list)
+    tokens: int = 0
+    """Token estimate of the files to add."""
+    confirming: bool = False
+    """The files go past the budget: the user is being asked before they are added."""
+
+
+def plan_add(pattern: str, root: Path, current: list[str]) -> AddOutcome:
+    """Which files of ``pattern`` may be added to ``current`` (blocking: run in a thread)."""
+    outcome = AddOutcome()
+    present = set(current)
+    for path in expand(pattern, root):
+        if str(path) in present:
+            outcome.already.append(path)
+        elif reason := exclusion_reason(path):
+            outcome.refused.append((path, reason))
+        else:
+            outcome.added.append(path)
+            outcome.tokens += file_tokens(path)
+    return outcome
+
+
+def match_current(pattern: str, root: Path, current: list[str]) -> list[str]:
+    """Entries of ``current`` matched by a path or glob (for ``/drop``)."""
+    root = root.resolve()
+    matched: list[str] = []
+    for entry in current:
+        path = Path(entry)
+        relative = str(path.relative_to(root)) if _inside(path, root) else entry
+        if pattern in {entry, relative} or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(entry, pattern) or relative.startswith(pattern.rstrip("/") + "/"):
+            matched.append(entry)
+    return matched
+
+
+def display_path(path: str, root: Path) -> str:
+    """A path relative to the project when inside it."""
+    try:
+        return str(Path(path).relative_to(root.resolve()))
+    except ValueError:
+        return path
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextFile:
+    """One row of the context pane: a picked or suggested file and its token figure."""
+
+    path: str
+    """Absolute path."""
+    display: str
+    """Path as shown (relative to the project when inside it)."""
+    tokens: int
+    source: str = "picked"
+    """``picked`` or ``suggested``."""
+    read_only: bool = False
+
+
+class FileContext:
+    """Picked, read-only and suggested files of one conversation.
+
+    Args:
+        project_root: The project the paths belong to.
+    """
+
+    def __init__(self, project_root: Path) -> None:
+        self.project_root = Path(project_root).resolve()
+        self._picked: list[str] = []
+        self._read_only: set[str] = set()
+        self._suggested: list[str] = []
+        self._tokens: dict[str, tuple[tuple[int, int], int]] = {}
+        """Token figure per path, keyed on (mtime_ns, size): the pane never re-reads an unchanged file."""
+
+    # -- reading -------------------------------------------------------------
+    @property
+    def picked(self) -> list[str]:
+        """Absolute paths the user picked, in order (a copy)."""
+        return list(self._picked)
+
+    @property
+    def read_only(self) -> list[str]:
+        """Picked files aider may read but not edit, sorted (a copy)."""
+        return sorted(self._read_only)
+
+    @property
+    def suggested(self) -> list[str]:
+        """Files the memory system suggested for the last query and the user has not picked (a copy)."""
+        return list(self._suggested)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """What the transcript records: each picked file and its read-only flag."""
+        return [{"path": path, "read_only": path in self._read_only} for path in self._picked]
+
+    def entries(self) -> list[ContextFile]:
+        """What the pane shows, picked files first (reads files whose figure is not known yet: call off the loop)."""
+        rows = [ContextFile(path=p, display=self.display(p), tokens=self.tokens(p), read_only=p in self._read_only) for p in self._picked]
+        rows += [ContextFile(path=p, display=self.display(p), tokens=self.tokens(p), source="suggested") for p in self._suggested]
+        return rows
+
+    def tokens(self, path: str) -> int:
+        """The token figure of one file (cached while it is unchanged)."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return 0
+        key = (stat.st_mtime_ns, stat.st_size)
+        known = self._tokens.get(path)
+        if known is None or known[0] != key:
+            known = self._tokens[path] = (key, file_tokens(Path(path)))
+        return known[1]
+
+    def display(self, path: str) -> str:
+        return display_path(path, self.project_root)
+
+    # -- changing (through core.session.Session) --------------------------------
+    def plan_add(self, pattern: str) -> AddOutcome:
+        """Which files of ``pattern`` may be added (blocking: run in a thread)."""
+        outcome = plan_add(pattern, self.project_root, self._picked)
+        for path in outcome.added:
+            self.tokens(str(path))  # measured here, off the loop, not when the pane draws
+        return outcome
+
+    def commit(self, outcome: AddOutcome) -> list[str]:
+        """Pick the files ``outcome`` allows; returns the paths newly picked."""
+        added = [str(path) for path in outcome.added if str(path) not in self._picked]
+        self._picked.extend(added)
+        self._suggested = [path for path in self._suggested if path not in self._picked]
+        return added
+
+    def drop(self, pattern: str) -> list[str]:
+        """Unpick the files matching a path or glob; returns what was dropped."""
+        dropped = match_current(pattern, self.project_root, self._picked)
+        for path in dropped:
+            self._picked.remove(path)
+            self._read_only.discard(path)
+        return dropped
+
+    def toggle_read_only(self, path: str) -> bool:
+        """Flip a picked file's read-only flag; returns the new flag (False for a file not picked)."""
+        if path not in self._picked:
+            return False
+        self._read_only ^= {path}
+        return path in self._read_only
+
+    def suggest(self, paths: Iterable[str]) -> None:
+        """Replace the suggestions (relative paths are taken from the project root)."""
+        resolved = [p if Path(p).is_absolute() else str((self.project_root / p).resolve()) for p in paths]
+        self._suggested = [p for p in dict.fromkeys(resolved) if p not in self._picked]
+
+    def dismiss(self, path: str) -> bool:
+        """Remove one suggestion; False when it was not suggested."""
+        if path not in self._suggested:
+            return False
+        self._suggested.remove(path)
+        return True
+
+    def replace(self, picked: Iterable[str], read_only: Iterable[str] = ()) -> None:
+        """Set the picked files (and which of them are read-only) at once."""
+        self._picked = list(dict.fromkeys(str(p) for p in picked))
+        self._read_only = {str(p) for p in read_only} & set(self._picked)
+        self._suggested = [p for p in self._suggested if p not in self._picked]
+
+    def restore(self, files: Iterable[Mapping[str, Any]]) -> None:
+        """Restore a recorded context whole (files that no longer exist are left out)."""
+        kept = [f for f in files if isinstance(f, Mapping) and Path(str(f.get("path", ""))).exists()]
+        self.replace([f["path"] for f in kept], [f["path"] for f in kept if f.get("read_only")])
+        self._suggested = []
+
+    def clear(self, *, keep_picked: bool = True) -> None:
+        """Forget the suggestions, and the picked files too unless ``keep_picked``."""
+        self._suggested = []
+        if not keep_picked:
+            self._picked = []
+            self._read_only = set()
