@@ -234,7 +234,7 @@ class AssistantApp(App[None]):
                     await self.mcp.aclose()
             except Exception:  # stopping servers is best effort at exit; their processes get SIGTERM/SIGKILL
                 log.exception("stopping the MCP servers failed")
-        closer = getattr(getattr(self.application, "session_state", None), "close", None)
+        closer = getattr(self.application, "close_session", None)
         if closer is not None:
             try:
                 closer()

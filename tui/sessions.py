@@ -1,8 +1,8 @@
 """Session transcripts in the app: open or resume at start, redraw a loaded session, /new, /sessions, /export.
 
-The engine's ``core.session.Session`` (``application.session_state``) owns the
-transcript; this module puts what it loads back on screen and reports problems
-as notes, never as tracebacks.
+The Application owns the transcript (``start_session``, ``new_session``,
+``record_context``, ``close_session``); this module puts what it loads back on
+screen and reports problems as notes, never as tracebacks.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ widgets only to prune them cost seconds and tens of MB on a 1,000-turn resume.""
 
 
 def supported(app: "AssistantApp") -> bool:
-    return hasattr(app.application, "session_state")
+    return hasattr(app.application, "start_session")
 
 
 async def start(app: "AssistantApp", *, continue_session: bool = False, resume: str | None = None) -> None:
@@ -40,18 +40,18 @@ async def start(app: "AssistantApp", *, continue_session: bool = False, resume: 
 
     application = app.application
     try:
-        notices = await asyncio.to_thread(application.session_state.start, continue_latest=continue_session, resume=resume, fork_if_locked=True)
+        notices = await asyncio.to_thread(application.start_session, continue_latest=continue_session, resume=resume, fork_if_locked=True)
     except SessionError as exc:
         await app.chat.add(NoteMessage(f"{exc}\nStarting a new session instead.", kind="warning", title="Session not opened"))
         try:
-            notices = await asyncio.to_thread(application.session_state.start, fork_if_locked=True)
+            notices = await asyncio.to_thread(application.start_session, fork_if_locked=True)
         except SessionError as again:
             await app.chat.add(NoteMessage(f"{again}\nThis conversation is not being saved.", kind="error", title="Session not saved"))
             return
     for notice in notices:
         await app.chat.add(NoteMessage(notice, kind="info"))
-    if application.session_state.loaded is not None:
-        await restore(app, application.session_state.loaded)
+    if application.loaded_session is not None:
+        await restore(app, application.loaded_session)
 
 
 async def restore(app: "AssistantApp", loaded: Any) -> None:
@@ -155,15 +155,15 @@ def _call(data: dict[str, Any]) -> ToolCall:
 
 def record_context(app: "AssistantApp") -> None:
     """Write the context pane to the transcript when it changed."""
-    state = getattr(app.application, "session_state", None)
-    if state is None or state.recorder is None:
+    recorder = getattr(app.application, "record_context", None)
+    if recorder is None or getattr(app.application, "session", None) is None:
         return
     files = [{"path": path, "read_only": path in app.read_only} for path in app.pinned]
     if files == app.recorded_context:
         return
     app.recorded_context = files
     try:
-        for warning in state.recorder.context(files) or []:
+        for warning in recorder(files) or []:
             app.notify(warning.message, severity="warning")
     except Exception:  # recording the pane is best effort; the writer reports its own failures
         log.exception("could not record the context")
@@ -176,7 +176,7 @@ async def new(app: "AssistantApp") -> None:
         from core.sessions import SessionError
 
         try:
-            await asyncio.to_thread(app.application.session_state.new)
+            await asyncio.to_thread(app.application.new_session)
         except SessionError as exc:
             await app.chat.add(NoteMessage(f"{exc}\nThis conversation is not being saved.", kind="error", title="Session not saved"))
             return
@@ -193,20 +193,20 @@ async def switch(app: "AssistantApp", session_id: str) -> None:
 
     await app.clear_conversation(keep_files=False)
     try:
-        notices = await asyncio.to_thread(app.application.session_state.switch, session_id)
+        notices = await asyncio.to_thread(app.application.start_session, resume=session_id, fork_if_locked=True)
     except SessionError as exc:
         await app.chat.add(NoteMessage(str(exc), kind="error", title="Session not opened"))
         return
     for notice in notices:
         await app.chat.add(NoteMessage(notice, kind="info"))
     app.recorded_context = None
-    if app.application.session_state.loaded is not None:
-        await restore(app, app.application.session_state.loaded)
+    if app.application.loaded_session is not None:
+        await restore(app, app.application.loaded_session)
 
 
 def list_sessions(app: "AssistantApp") -> list[Any]:
     """This project's sessions, newest first (blocking: run in a thread)."""
-    store = getattr(getattr(app.application, "session_state", None), "store", None)
+    store = getattr(app.application, "session_store", None)
     if store is None:
         from core.sessions import SessionStore
 

