@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from core import events as ev
 from core.file_context import AddOutcome, ContextFile, FileContext
-from core.types import Message, TaskResult, is_error
+from core.types import Approver, Message, TaskResult, is_error
 
 if TYPE_CHECKING:
     from core.sessions import LoadedSession, SessionRecorder, SessionStore
@@ -82,6 +82,10 @@ class Session:
     def approvals(self) -> frozenset[str]:
         """What the user allowed for the rest of the session (tool names and command keys)."""
         return frozenset(self.handler.session_allowed)
+
+    def set_approver(self, approve: Approver | None) -> None:
+        """Who answers tool calls that need approval (the TUI's dialog, the ACP client); None denies them."""
+        self.handler.approve = approve
 
     def metrics(self) -> dict[str, Any]:
         """Resource use so far: turns, tool calls, tokens, context, usage and cost (SPEC 4)."""

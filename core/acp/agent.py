@@ -370,7 +370,7 @@ class AssistantAgent:
 
     def _register(self, application: Any) -> AcpSession:
         session = AcpSession(id=application.session_state.id, application=application)
-        application.handler.approve = self._approver(session.id, application.project_root)
+        application.session_state.set_approver(self._approver(session.id, application.project_root))
         self.sessions[session.id] = session
         log.info("ACP session %s in %s", session.id, application.project_root)
         return session
