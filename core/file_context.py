@@ -10,50 +10,11 @@ The functions below are the rules behind ``/add``, ``/drop`` and the pane
 from __future__ import annotations
 
 import fnmatch
-import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from core.handlers.budget import CHARS_PER_TOKEN, estimate_text_tokens
-from core.tools.secrets import is_secret_path, looks_like_private_key
-
-MAX_FILE_BYTES = 512_000
-_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"}
-
-
-def exclusion_reason(path: Path) -> str | None:
-    """Why a file may not go into the context, or None when it may."""
-    if secret := is_secret_path(path):
-        return f"is never sent to the model: {secret}"
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if size > MAX_FILE_BYTES:
-        return f"is too large ({size // 1024} KiB; the cap is {MAX_FILE_BYTES // 1024} KiB)"
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(8192)
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if looks_like_private_key(head):
-        return "is never sent to the model: it contains a private key"
-    if b"\0" in head:
-        return "is a binary file"
-    return None
-
-
-def file_tokens(path: Path) -> int:
-    """Token estimate of a file's text (0 when unreadable; from its size alone when over the cap)."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return math.ceil(size / CHARS_PER_TOKEN)  # never read whole: a 45 MB dump is not opened for a figure
-        return estimate_text_tokens(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return 0
+from core.memory.policy import FilePolicy
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -62,29 +23,6 @@ def _inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-def expand(pattern: str, root: Path) -> list[Path]:
-    """Files matching a path or glob, relative to ``root`` (or absolute), never outside it."""
-    root = root.resolve()
-    candidate = Path(pattern).expanduser()
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    if candidate.is_file():
-        return [candidate.resolve()] if _inside(candidate, root) else []
-    if candidate.is_dir():
-        pattern = str(candidate.relative_to(root) / "**" / "*") if _inside(candidate, root) else ""
-        if not pattern:
-            return []
-    elif Path(pattern).is_absolute():
-        if not _inside(Path(pattern).parent, root):
-            return []
-        pattern = str(Path(pattern).relative_to(root))
-    found: list[Path] = []
-    for path in sorted(root.glob(pattern)):
-        if path.is_file() and not (set(path.relative_to(root).parts[:-1]) & _SKIP_DIRS):
-            found.append(path.resolve())
-    return found
 
 
 @dataclass
@@ -98,20 +36,31 @@ class AddOutcome:
     """Token estimate of the files to add."""
     confirming: bool = False
     """The files go past the budget: the user is being asked before they are added."""
+    glob: bool = False
+    """The pattern was a glob or a directory (files git ignores are left out of those)."""
 
 
-def plan_add(pattern: str, root: Path, current: list[str]) -> AddOutcome:
-    """Which files of ``pattern`` may be added to ``current`` (blocking: run in a thread)."""
-    outcome = AddOutcome()
+def plan_add(pattern: str, root: Path, current: list[str], policy: FilePolicy | None = None) -> AddOutcome:
+    """Which files of ``pattern`` may be added to ``current`` (blocking: run in a thread).
+
+    Args:
+        pattern: A path, a directory or a glob, relative to ``root`` or absolute.
+        root: The project root.
+        current: Absolute paths already in the context.
+        policy: The project's file policy (the engine's, sharing its index); a private one when None.
+    """
+    policy = policy or FilePolicy(root)
+    expansion = policy.expand(pattern)
+    outcome = AddOutcome(glob=expansion.glob)
     present = set(current)
-    for path in expand(pattern, root):
+    for path in expansion.files:
         if str(path) in present:
             outcome.already.append(path)
-        elif reason := exclusion_reason(path):
-            outcome.refused.append((path, reason))
+        elif refusal := policy.check(path, chosen=True):
+            outcome.refused.append((path, refusal.reason))
         else:
             outcome.added.append(path)
-            outcome.tokens += file_tokens(path)
+            outcome.tokens += policy.tokens(path)
     return outcome
 
 
@@ -156,13 +105,13 @@ class FileContext:
         project_root: The project the paths belong to.
     """
 
-    def __init__(self, project_root: Path) -> None:
+    def __init__(self, project_root: Path, policy: FilePolicy | None = None) -> None:
         self.project_root = Path(project_root).resolve()
+        self.policy = policy or FilePolicy(self.project_root)
+        """The project's one file policy (size, binary, secrets, ignore rules): what may be picked."""
         self._picked: list[str] = []
         self._read_only: set[str] = set()
         self._suggested: list[str] = []
-        self._tokens: dict[str, tuple[tuple[int, int], int]] = {}
-        """Token figure per path, keyed on (mtime_ns, size): the pane never re-reads an unchanged file."""
 
     # -- reading -------------------------------------------------------------
     @property
@@ -185,22 +134,14 @@ class FileContext:
         return [{"path": path, "read_only": path in self._read_only} for path in self._picked]
 
     def entries(self) -> list[ContextFile]:
-        """What the pane shows, picked files first (reads files whose figure is not known yet: call off the loop)."""
+        """What the pane shows, picked files first (one stat per file)."""
         rows = [ContextFile(path=p, display=self.display(p), tokens=self.tokens(p), read_only=p in self._read_only) for p in self._picked]
         rows += [ContextFile(path=p, display=self.display(p), tokens=self.tokens(p), source="suggested") for p in self._suggested]
         return rows
 
     def tokens(self, path: str) -> int:
-        """The token figure of one file (cached while it is unchanged)."""
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return 0
-        key = (stat.st_mtime_ns, stat.st_size)
-        known = self._tokens.get(path)
-        if known is None or known[0] != key:
-            known = self._tokens[path] = (key, file_tokens(Path(path)))
-        return known[1]
+        """The token figure of one file, from its size (a stat: nothing is read)."""
+        return self.policy.tokens(path)
 
     def display(self, path: str) -> str:
         return display_path(path, self.project_root)
@@ -208,10 +149,7 @@ class FileContext:
     # -- changing (through core.session.Session) --------------------------------
     def plan_add(self, pattern: str) -> AddOutcome:
         """Which files of ``pattern`` may be added (blocking: run in a thread)."""
-        outcome = plan_add(pattern, self.project_root, self._picked)
-        for path in outcome.added:
-            self.tokens(str(path))  # measured here, off the loop, not when the pane draws
-        return outcome
+        return plan_add(pattern, self.project_root, self._picked, self.policy)
 
     def commit(self, outcome: AddOutcome) -> list[str]:
         """Pick the files ``outcome`` allows; returns the paths newly picked."""

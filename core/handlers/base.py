@@ -87,7 +87,7 @@ class BaseHandler(BaseHandlerSpecApi):
         self.tool_executors: dict[str, ToolExecutor] = {}
         self.conversation_history: list[Message] = []
         self.data_context: DataContext | None = None
-        self.file_context = FileContext(self.project_root)
+        self.file_context = FileContext(self.project_root, self.file_access.policy)
         """The conversation's picked, read-only and suggested files (commanded through ``core.session.Session``)."""
         self.approve: Approver | None = None
         self.base_system_prompt = self.config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
