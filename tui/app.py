@@ -30,8 +30,9 @@ from tui.screens.approval import ApprovalScreen
 from tui.screens.text_view import TextViewScreen
 from tui.turn import TurnRenderer
 from tui.widgets.chat_view import ScrollTarget
-from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, ThinkingBlock, UserMessage
+from tui.widgets.chat import ChatView, MarkdownNote, NoteMessage, ThinkingBlock
 from tui.widgets.context import ContextEntry, ContextPane
+from tui.widgets.pasted import user_message
 from tui.widgets.prompt import Completion, CompletionMenu, PromptInput
 from tui.widgets.footer import KeyFooter
 from tui.widgets.status import StatusLine
@@ -331,7 +332,7 @@ class AssistantApp(App[None]):
             self.notify("A reply is still running: Esc cancels it.", severity="warning")
             self.prompt.restore(query)
             return
-        await self.chat.add(UserMessage(query))
+        await self.chat.add(user_message(query, self.prompt.pastes.found_in(query)))
         self.record("user", query)
         if self.handler is None or not self.settings.provider_configured:
             await self.chat.add(NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider"))

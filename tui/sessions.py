@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.types import Decision, ToolCall, ToolStatus
-from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine, UserMessage, thinking_text
+from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine, thinking_text
+from tui.widgets.pasted import user_message
 
 if TYPE_CHECKING:
     from tui.app import AssistantApp
@@ -69,7 +70,7 @@ async def restore(app: "AssistantApp", loaded: Any) -> None:
     for record in records:
         kind = record["kind"]
         if kind == "user":
-            widgets.append(UserMessage(record["content"]))
+            widgets.append(user_message(record["content"]))
         elif kind == "assistant":
             thinking = thinking_text(record.get("thinking"))
             if thinking:

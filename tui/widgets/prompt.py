@@ -1,4 +1,4 @@
-"""The prompt: multi-line input with history and completion of slash commands and ``@`` files."""
+"""The prompt: multi-line input with history, completion of slash commands and ``@`` files, and paste chips."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
+from textual.widgets.text_area import Location
+
+from tui.paste import PasteStore, is_large, normalize
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,11 @@ def _completion_row(completion: Completion) -> Table:
 
 
 class PromptInput(TextArea):
-    """Enter sends; ctrl+j (or shift+enter) inserts a newline; Up/Down on the first/last line recall history."""
+    """Enter sends; ctrl+j (or shift+enter) inserts a newline; Up/Down on the first/last line recall history.
+
+    A large paste (``tui.paste``) is one chip, ``[pasted #1: 2,000 lines, 110 KB]``, that the
+    cursor steps over and one Backspace deletes; the whole text is sent in its place.
+    """
 
     BINDINGS = [
         Binding("enter", "submit", "Send", tooltip="Send the prompt (or accept the highlighted completion)", id="prompt.submit"),
@@ -82,10 +89,20 @@ class PromptInput(TextArea):
         Binding("pagedown", "app.scroll_chat('page_down')", "Chat down", tooltip="Scroll the chat down a page", show=False, id="prompt.chat_page_down"),
         Binding("ctrl+home", "app.scroll_chat('top')", "Chat top", tooltip="Jump to the top of the chat", show=False, id="prompt.chat_top"),
         Binding("ctrl+end", "app.scroll_chat('bottom')", "Follow", tooltip="Jump to the newest output and follow it again (in the footer while scrolled up)", id="prompt.chat_bottom"),
+        Binding("f4", "expand_paste", "Expand paste", tooltip="Turn the paste chip at the cursor (else the last one) back into editable text", id="prompt.expand_paste"),
     ]
 
+    COMPONENT_CLASSES = TextArea.COMPONENT_CLASSES | {"prompt-input--chip"}
+    DEFAULT_CSS = """
+    PromptInput > .prompt-input--chip {
+        color: $text-accent;
+        background: $boost;
+        text-style: bold;
+    }
+    """
+
     class Submitted(Message):
-        """The user sent the prompt's text."""
+        """The user sent the prompt's text (chips replaced by what was pasted)."""
 
         def __init__(self, text: str) -> None:
             super().__init__()
@@ -113,6 +130,9 @@ class PromptInput(TextArea):
         self._history_index = len(self.prompt_history)
         self._draft = ""
         self._suppress_completion = False
+        self.pastes = PasteStore()
+        """Large pastes behind the chips (kept for the run: recalled history entries hold chips)."""
+        self._has_chip = False
 
     # -- keys ------------------------------------------------------------
     async def _on_key(self, event: events.Key) -> None:
@@ -136,7 +156,7 @@ class PromptInput(TextArea):
         text = self.text
         if not text.strip():
             return
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(self.pastes.expand(text)))
         if not self.prompt_history or self.prompt_history[-1] != text:
             self.prompt_history.append(text)
         self._history_index = len(self.prompt_history)
@@ -173,9 +193,89 @@ class PromptInput(TextArea):
             super().action_cursor_down(select)
 
     def restore(self, text: str) -> None:
-        """Put text back into the prompt (a failed turn), unless the user typed something new."""
+        """Put text back into the prompt (a failed turn), unless the user typed something new.
+
+        What was pasted comes back as its chips.
+        """
         if not self.text.strip():
-            self._load(text)
+            self._load(self.pastes.compress(text))
+
+    # -- pastes ------------------------------------------------------------
+    async def _on_paste(self, event: events.Paste) -> None:
+        text = normalize(event.text)
+        if self.read_only or not is_large(text):
+            return  # TextArea inserts it as typed text
+        event.prevent_default()
+        paste = self.pastes.add(text)
+        result = self.replace(paste.chip, *sorted(self.selection), maintain_selection_offset=False)
+        self.move_cursor(result.end_location)
+        self.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "expand_paste":
+            return self._has_chip  # in the footer only while the prompt holds a chip
+        return super().check_action(action, parameters)
+
+    def action_expand_paste(self) -> None:
+        """Replace the chip at the cursor (else the last chip) with the text it stands for, to edit it."""
+        row, column = self.cursor_location
+        chips = [(r, start, end) for r in range(self.document.line_count) for start, end in self.pastes.chips(self.document.get_line(r))]
+        if not chips:
+            return
+        touching = [chip for chip in chips if chip[0] == row and chip[1] <= column <= chip[2]]
+        r, start, end = (touching or chips)[-1]
+        text = self.pastes.expand(self.document.get_line(r)[start:end])
+        self.replace(text, (r, start), (r, end), maintain_selection_offset=False)
+
+    def _chip_around(self, location: Location) -> tuple[int, int] | None:
+        """The chip ``location`` is strictly inside of, if any."""
+        row, column = location
+        for start, end in self.pastes.chips(self.document.get_line(row)):
+            if start < column < end:
+                return start, end
+        return None
+
+    def _skip_chip(self, target: Location, *, leftwards: bool) -> Location:
+        """``target`` moved to the chip's edge when the move from the cursor would enter or cross a chip."""
+        row, column = self.cursor_location
+        if target[0] == row:
+            for start, end in self.pastes.chips(self.document.get_line(row)):
+                if leftwards and target[1] < end <= column and target[1] > start:
+                    return (row, start)
+                if not leftwards and column <= start < target[1] < end:
+                    return (row, end)
+        return target
+
+    def get_cursor_left_location(self) -> Location:
+        """One step left; a chip is one step (so Backspace deletes it whole)."""
+        return self._skip_chip(super().get_cursor_left_location(), leftwards=True)
+
+    def get_cursor_right_location(self) -> Location:
+        """One step right; a chip is one step (so Delete deletes it whole)."""
+        return self._skip_chip(super().get_cursor_right_location(), leftwards=False)
+
+    def get_cursor_word_left_location(self) -> Location:
+        """One word left; a chip is one word."""
+        return self._skip_chip(super().get_cursor_word_left_location(), leftwards=True)
+
+    def get_cursor_word_right_location(self) -> Location:
+        """One word right; a chip is one word."""
+        return self._skip_chip(super().get_cursor_word_right_location(), leftwards=False)
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        # A click inside a chip puts the cursor after it: nothing can be typed into a chip.
+        if event.selection.is_empty and (chip := self._chip_around(event.selection.end)):
+            self.move_cursor((event.selection.end[0], chip[1]))
+
+    def get_line(self, line_index: int) -> Text:
+        """The line with its chips styled."""
+        line = super().get_line(line_index)
+        chips = self.pastes.chips(line.plain)
+        if chips:
+            style = self.get_component_rich_style("prompt-input--chip")
+            for start, end in chips:
+                line.stylize(style, start, end)
+        return line
 
     def _load(self, text: str) -> None:
         self._suppress_completion = True
@@ -198,6 +298,9 @@ class PromptInput(TextArea):
         return self._line_before_cursor()[start:]
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self.pastes and (has_chip := bool(self.pastes.chips(self.text))) != self._has_chip:
+            self._has_chip = has_chip
+            self.refresh_bindings()  # "f4 Expand paste" in the footer
         if self._suppress_completion:
             self._suppress_completion = False
             self.menu.hide()
