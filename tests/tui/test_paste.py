@@ -20,6 +20,8 @@ from tui.widgets.pasted import PastedMessage
 
 LOG = "".join(f"2026-11-23 12:00:{i % 60:02d} INFO worker-{i % 7} handled request {i} in {i % 97} ms\n" for i in range(2000))
 CHIP = f"[pasted #1: {describe(LOG)}]"
+SHORT_LOG = LOG[: LOG.index("handled request 40 ")].rpartition("\n")[0] + "\n"
+SHORT_CHIP = f"[pasted #1: {describe(SHORT_LOG)}]"
 
 
 async def paste(pilot, text: str) -> None:
@@ -102,20 +104,20 @@ async def test_the_cursor_steps_over_a_chip_and_backspace_deletes_it_whole(proje
 
 
 async def test_a_failed_turn_gives_the_paste_back_as_its_chip_and_records_it_whole(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
-    fake_llm.script(HTTPError(500, "overloaded", "api_error"), Reply(text="Seen all 2,000 lines."))
+    fake_llm.script(HTTPError(500, "overloaded", "api_error"), Reply(text="Seen all 40 lines."))
     async with real_app.run_test(size=SIZE) as pilot:
         real_app.prompt.insert("summarise: ")
-        await paste(pilot, LOG)
+        await paste(pilot, SHORT_LOG)
         await pilot.press("enter")
         await finish_turn(pilot)
-        assert real_app.prompt.text == f"summarise: {CHIP}", "the text is back in the prompt, pasted part as its chip"
+        assert real_app.prompt.text == f"summarise: {SHORT_CHIP}", "the text is back in the prompt, pasted part as its chip"
         await pilot.press("enter")
         await finish_turn(pilot)
-        assert fake_llm.requests[-1].last_user_text() == f"summarise: {LOG}"
-        assert [m.text for m in widgets(real_app, UserMessage)][-1] == f"summarise: {LOG}"
+        assert fake_llm.requests[-1].last_user_text() == f"summarise: {SHORT_LOG}"
+        assert [m.text for m in widgets(real_app, UserMessage)][-1] == f"summarise: {SHORT_LOG}"
         session = real_app.application.session
     users = [r["content"] for r in load_session(session).records if r["kind"] == "user"]
-    assert users[-1] == f"summarise: {LOG}"
+    assert users[-1] == f"summarise: {SHORT_LOG}"
 
 
 async def test_a_resumed_pasted_question_is_collapsed(project: Path, settings) -> None:
