@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from core import paths
-from core.config import ConfigError, is_trusted, load_settings, trust_project
+from core.config import ConfigError, Settings, is_trusted, load_settings, trust_project
 from core.logging_setup import setup_logging
 
 
@@ -124,3 +124,30 @@ def test_env_example_lists_every_variable_with_a_comment():
         index = next((i for i, line in enumerate(lines) if line.startswith(f"{var}=")), None)
         assert index is not None, f"{var} is missing from .env.example"
         assert lines[index - 1].startswith("# "), f"{var} has no comment line above it"
+
+
+def test_settings_built_in_code_read_nothing_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASSISTANT_TUI_MODEL", "from-env")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/elsewhere")
+    (tmp_path / ".env").write_text("ASSISTANT_TUI_MAX_TOOL_CALLS=4\n")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(project_root=tmp_path)
+    assert (settings.model, settings.anthropic_base_url, settings.max_tool_calls) == ("", "", 10)
+
+
+def test_every_bad_value_is_named_in_one_message(tmp_path):
+    env = {"ASSISTANT_TUI_MAX_TURNS": "-1", "ASSISTANT_TUI_AUTO_TEST": "maybe", "ASSISTANT_TUI_TOOL_TIMEOUT": "0"}
+    with pytest.raises(ConfigError) as caught:
+        load_settings(environ=env, project_root=tmp_path)
+    message = str(caught.value)
+    assert "max_turns must be a non-negative number, got '-1'" in message
+    assert "auto_test must be a boolean, got 'maybe'" in message
+    assert "tool_timeout must be a non-negative number, got '0'" in message
+
+
+def test_a_bad_price_names_the_model_and_field(tmp_path):
+    write_user_config('[prices."my-model"]\ninput = "cheap"\n')
+    with pytest.raises(ConfigError, match=r'prices must be a table.*\(my-model\.input: '):
+        load_settings(environ={}, project_root=tmp_path)
+    write_user_config('[prices."my-model"]\ninput = 1.5\noutput = 2\n')
+    assert load_settings(environ={}, project_root=tmp_path).prices == {"my-model": {"input": 1.5, "output": 2.0}}
