@@ -5,12 +5,44 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
 
 from tui.commands import SLASH_COMMANDS
 
 if TYPE_CHECKING:
     from tui.app import AssistantApp
+
+
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "Cancel the running reply": ("stop", "abort", "interrupt"),
+    "Pick files into the context": ("files", "open file", "attach", "add files", "context"),
+    "Focus the context pane": ("files", "context", "pinned files"),
+    "Focus the tool trace": ("tools", "tool calls", "log", "activity"),
+    "Focus the prompt": ("input", "type"),
+    "Quit": ("exit", "close"),
+    "Show the whole conversation": ("transcript", "history", "conversation", "messages", "scrollback", "log"),
+    "Show or hide the model's thinking": ("reasoning", "thoughts"),
+    "/plan": ("steps", "checklist", "todo"),
+    "/aider": ("edit code", "change code", "refactor", "fix"),
+    "/continue": ("go on", "more", "cut off", "truncated"),
+    "/task": ("tasks", "template", "structured"),
+    "/test": ("tests", "pytest", "check"),
+    "/run": ("shell", "command", "execute", "terminal"),
+    "/add": ("files", "context", "attach", "include", "pin"),
+    "/drop": ("remove file", "unpin", "exclude", "context"),
+    "/files": ("context", "pinned", "list files"),
+    "/reset": ("clear", "forget", "wipe", "conversation"),
+    "/sessions": ("history", "conversations", "resume", "switch session", "open session"),
+    "/new": ("new conversation", "fresh", "start over"),
+    "/export": ("save", "transcript", "markdown", "download", "conversation"),
+    "/cost": ("tokens", "usage", "price", "spend", "money"),
+    "/budget": ("limit", "allowance", "spend"),
+    "/mcp": ("servers", "tools", "plugins"),
+    "/help": ("keys", "shortcuts", "keyboard", "commands"),
+    "/quit": ("exit", "close"),
+}
+"""Words people use for an entry (keyed by its name, or a slash command's name): the palette matches them too."""
 
 
 def palette_entries(app: "AssistantApp") -> list[tuple[str, Callable[[], Any], str]]:
@@ -43,15 +75,36 @@ def _prefill(app: "AssistantApp", text: str) -> None:
     app.prompt.focus()
 
 
+def _highlight(matcher: Matcher, text: str) -> Content:
+    """``text`` as plain content (``[path]`` is not markup) with the matched characters styled."""
+    content = Content(text)
+    for offset in matcher.fuzzy_search.match(matcher.query, text)[1]:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
+def match_entry(matcher: Matcher, name: str) -> tuple[float, Content]:
+    """How well ``name`` or one of its synonyms matches, and what to show: the name, and the synonym that matched."""
+    score = matcher.match(name)
+    synonyms = SYNONYMS.get(name.partition(" ")[0] if name.startswith("/") else name, ())
+    best = max(synonyms, key=matcher.match, default="")
+    synonym_score = matcher.match(best) if best else 0.0
+    if synonym_score > score:
+        return synonym_score, Content.assemble(Content(name), ("  · ", "dim"), _highlight(matcher, best).stylize("dim"))
+    return score, _highlight(matcher, name)
+
+
 class AssistantCommands(Provider):
     """assistant-tui actions for the command palette."""
 
     async def discover(self) -> Hits:
         for name, callback, help_text in palette_entries(self.app):  # type: ignore[arg-type]
-            yield DiscoveryHit(name, callback, help=help_text)
+            yield DiscoveryHit(Content(name), callback, text=name, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, callback, help_text in palette_entries(self.app):  # type: ignore[arg-type]
-            if (score := matcher.match(name)) > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+            score, shown = match_entry(matcher, name)
+            if score > 0:
+                yield Hit(score, shown, callback, text=name, help=help_text)
