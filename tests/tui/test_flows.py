@@ -212,7 +212,7 @@ async def test_palette_offers_the_actions_and_commands(real_app: AssistantApp) -
     async with real_app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: type(real_app.screen).__name__ == "CommandPalette")
-        await pilot.press(*"whole conv")
+        await pilot.press(*"transcript")  # a synonym: the entry is "Show the whole conversation"
         await wait_for(pilot, lambda: "conversation" in str(real_app.screen.query_one("CommandList").get_option_at_index(0).prompt))
         await pilot.press("enter")
         await wait_for(pilot, lambda: type(real_app.screen).__name__ == "TextViewScreen")
