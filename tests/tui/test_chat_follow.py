@@ -89,72 +89,67 @@ async def test_scrolled_up_the_view_stays_and_the_marker_counts(settings, projec
         assert chat.scroll_y == chat.max_scroll_y  # following again: the end of the turn is in view
 
 
-async def test_end_in_the_chat_and_a_click_on_the_marker_follow_again(settings, project) -> None:
-    app = build(settings, project, [])
+async def test_keys_a_click_and_sending_follow_again(settings, project) -> None:
+    """PageUp/PageDown/ctrl+Home/ctrl+End from the prompt, End in the chat, a click on the marker,
+    scrolling back down, and sending a message: each ends where it should, the prompt keeps its text."""
+    app = build(settings, project, [ev.TurnStarted(query="", subtask_id="s1"), ev.TextDelta(text="hi")])
     async with app.run_test(size=SIZE) as pilot:
         chat = app.chat
+        marker = chat.query_one(NewOutputMarker)
         await fill(app)
         await pilot.pause()
-        chat.focus()
-        await pilot.press("home")
+        bottom, page = chat.max_scroll_y, chat.scrollable_content_region.height
+        await pilot.press("pagedown")  # at the bottom already: still following (Textual alone would drop the anchor)
         await pilot.pause()
-        assert not chat.following and chat.scroll_y == 0
-        await chat.add(NoteMessage("arrived while reading", kind="info"))
+        assert chat.following
+        app.prompt.load_text("a prompt")
+        await pilot.press("pageup")
         await pilot.pause()
-        assert chat.scroll_y == 0 and chat.unseen == 1
-        assert "1 new message ↓" in str(chat.query_one(NewOutputMarker).render())
-        await pilot.press("end")
+        assert chat.scroll_y == bottom - page and not chat.following
+        assert app.focused is app.prompt and app.prompt.text == "a prompt"
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert chat.scroll_y == 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert chat.scroll_y == page
+        await pilot.press("ctrl+end")
         await pilot.pause()
         assert chat.following and chat.scroll_y == chat.max_scroll_y
 
+        chat.focus()  # End in the chat itself
         await pilot.press("home")
+        await chat.add(NoteMessage("arrived while reading", kind="info"))
+        await pilot.pause()
+        assert chat.scroll_y == 0 and chat.unseen == 1
+        assert "1 new message ↓" in str(marker.render())
+        await pilot.press("end")
+        await pilot.pause()
+        assert chat.following and chat.scroll_y == chat.max_scroll_y and not marker.display
+
+        await pilot.press("home")  # a click on the marker
         await chat.add(NoteMessage("another", kind="info"))
         await pilot.pause()
         assert await pilot.click(NewOutputMarker)
         await pilot.pause()
-        assert chat.following and chat.unseen == 0
-        assert not chat.query_one(NewOutputMarker).display
+        assert chat.following and chat.unseen == 0 and not marker.display
 
-
-async def test_page_keys_and_ends_from_the_prompt(settings, project) -> None:
-    app = build(settings, project, [])
-    async with app.run_test(size=SIZE) as pilot:
-        chat = app.chat
-        await fill(app)
+        await pilot.press("pageup")  # scrolling back down to the end (the wheel, the scrollbar) follows again
         await pilot.pause()
-        bottom = chat.max_scroll_y
-        await pilot.press("pagedown")  # at the bottom already: still following (Textual would drop the anchor)
+        assert not chat.following
+        chat.scroll_to(y=chat.max_scroll_y - 1, animate=False)
+        await pilot.pause()
+        assert not chat.following
+        await pilot.press("down")
         await pilot.pause()
         assert chat.following
-        await pilot.press("pageup")
-        await pilot.pause()
-        assert chat.scroll_y == bottom - chat.scrollable_content_region.height
-        await pilot.press("ctrl+home")
-        await pilot.pause()
-        assert chat.scroll_y == 0 and not chat.following
-        await pilot.press("pagedown")
-        await pilot.pause()
-        assert 0 < chat.scroll_y < bottom
-        await pilot.press("ctrl+end")
-        await pilot.pause()
-        assert chat.following and chat.scroll_y == chat.max_scroll_y
-        assert app.focused is app.prompt
-        app.prompt.load_text("a prompt")
-        await pilot.press("pageup")
-        await pilot.pause()
-        assert app.prompt.text == "a prompt" and not chat.following
 
-
-async def test_sending_a_message_follows_again(settings, project) -> None:
-    app = build(settings, project, [ev.TurnStarted(query="", subtask_id="s1"), ev.TextDelta(text="hi")])
-    async with app.run_test(size=SIZE) as pilot:
-        await fill(app)
+        app.prompt.focus()  # sending a message jumps to the end
         await pilot.press("ctrl+home")
-        await pilot.pause()
         app.prompt.load_text("hello")
         await pilot.press("enter")
         await settle(pilot, lambda: not app.turn_running)
-        assert app.chat.following and app.chat.scroll_y == app.chat.max_scroll_y
+        assert chat.following and chat.scroll_y == chat.max_scroll_y
 
 
 async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
@@ -170,8 +165,8 @@ async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
         where = [screen_y(w) for w in seen]
         before = chat.items
         above = {w for w in before if w.region.bottom <= chat.region.y}
-        for i in range(30):
-            await chat.add(NoteMessage(f"new {i}", kind="info"))
+        for batch in range(3):
+            await chat.add(*[NoteMessage(f"new {batch}.{i}", kind="info") for i in range(10)])
         await pilot.pause()
         assert set(seen) <= set(chat.items), "what the reader sees is never pruned"
         assert [screen_y(w) for w in seen] == where
