@@ -90,9 +90,15 @@ class FoldedCode(Label):
     """
     COMPONENT_CLASSES = {"folded-code--marker"}
 
+    _folded: FoldedCodeVisual | None = None
+
     def render(self) -> Visual:
         code = self.visual if isinstance(self.visual, Content) else Content(str(self.content))
-        return FoldedCodeVisual(code, self.get_visual_style("folded-code--marker"))
+        marker_style = self.get_visual_style("folded-code--marker")
+        folded = self._folded
+        if folded is None or folded.code is not code or folded.marker_style != marker_style:
+            folded = self._folded = FoldedCodeVisual(code, marker_style)  # kept: its rows are cached per width
+        return folded
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         code = "\n".join(line.expandtabs(8) for line in str(self.content).split("\n"))  # as drawn (Content.expand_tabs)
