@@ -313,7 +313,7 @@ class AssistantApp(App[None]):
         """Handle what the user sent: a slash command, or a query for the model."""
         if not self._started.is_set():  # sent in the first moments, while the engine is being built
             await self._started.wait()
-        self.chat.scroll_end(animate=False)  # what follows is the answer to this: follow it (the onboarding left the top in view)
+        self.chat.follow()  # what follows is the answer to this: follow it (the onboarding left the top in view)
         parsed = parse_command(text)
         command = find_command(parsed[0]) if parsed else None
         if parsed and command is None:

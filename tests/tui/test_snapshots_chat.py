@@ -40,9 +40,10 @@ def _run_before(resume: Gate) -> Any:
         app = pilot.app
         app.prompt.load_text("explain the session")
         await pilot.press("enter")
-        await settle(pilot, lambda: not app.turn_running)
+        await settle(pilot, lambda: not app.turn_running and any(m.finished for m in app.chat.query(AssistantMessage)))
         app.prompt.load_text("where is auth?")
         await pilot.press("enter")
+        await settle(pilot, lambda: len(app.handler.queries) == 2, what="the second question sent")
         await settle(pilot, lambda: "ends the session" in "".join(m.shown for m in app.chat.query(AssistantMessage)))
         await pilot.press("pageup")  # the reader goes back to the first answer
         resume.open()
