@@ -24,7 +24,7 @@ from tui.commands import complete_command, find_command, parse_command
 from tui.file_source import FileSource
 from tui.filters import ControlCharacterFilter
 from tui.format import format_tokens, pretty_args
-from tui.help import help_renderable, onboarding_markdown
+from tui.help import help_renderable, onboarding_markdown, show_top_when_taller
 from tui.palette import AssistantCommands
 from tui.screens.approval import ApprovalScreen
 from tui.screens.text_view import TextViewScreen
@@ -135,7 +135,7 @@ class AssistantApp(App[None]):
         if not self.settings.provider_configured:
             onboarding = MarkdownNote(onboarding_markdown(self.settings), title="Set up a model provider", classes="onboarding")
             await self.chat.add(onboarding)
-            self.call_after_refresh(self._show_top, onboarding)
+            self.call_after_refresh(show_top_when_taller, onboarding)  # read from its first line at 80x24
         else:
             welcome = f"{self.project_root.name} · {self.provider_label}\nAsk a question and press Enter · / for commands · @ adds a file · f1 for help"
             await self.chat.add(NoteMessage(welcome, kind="info"))
@@ -143,11 +143,6 @@ class AssistantApp(App[None]):
             self.call_after_refresh(self._start_after_first_frame)  # the prompt is on screen before the engine is built
         else:
             await self._start_up()
-
-    def _show_top(self, widget: Any) -> None:
-        """Scroll the chat to ``widget``'s first line when it is taller than the chat (the onboarding at 80x24)."""
-        if widget.outer_size.height > self.chat.scrollable_content_region.height:
-            self.chat.scroll_to_widget(widget, top=True, animate=False)
 
     def _start_after_first_frame(self) -> None:
         self.run_worker(self._start_up(), group="start-up", exit_on_error=False)

@@ -9,6 +9,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
+from textual.widget import Widget
+from textual.widgets import Static
 
 from core import paths
 from core.config import Settings
@@ -36,6 +38,24 @@ def help_renderable(sections: Iterable[tuple[str, list[Binding]]]) -> Group:
         commands.add_row(command.usage, command.help)
     footer = Text("ctrl+p opens the command palette with the same actions.", style="italic")
     return Group(keys, Text(""), commands, Text(""), footer)
+
+
+def show_top_when_taller(widget: Widget) -> None:
+    """Scroll to ``widget``'s first line when it is taller than its container's view (long texts are read from the top)."""
+    parent = widget.parent
+    if isinstance(parent, Widget) and widget.outer_size.height > parent.scrollable_content_region.height:
+        widget.scroll_visible(top=True, animate=False)
+
+
+class HelpNote(Static):
+    """``/help`` in the chat; opens at its first line when taller than the chat (at 80x24)."""
+
+    _placed = False
+
+    def on_resize(self) -> None:
+        if not self._placed and self.outer_size.height:  # its first layout: the height is known now
+            self._placed = True
+            self.call_after_refresh(show_top_when_taller, self)
 
 
 def onboarding_markdown(settings: Settings) -> str:

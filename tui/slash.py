@@ -14,6 +14,7 @@ from core.callables import call_sync_or_async
 from core.types import is_error
 from tui import sessions
 from tui.format import format_tokens
+from tui.help import HelpNote
 from tui.widgets.chat import MarkdownNote, NoteMessage, UserMessage
 from tui.widgets.command_output import CommandOutput
 
@@ -33,7 +34,7 @@ async def run(app: "AssistantApp", name: str, args: str) -> None:
 
 
 async def _help(app: "AssistantApp", args: str) -> None:
-    note = Static(app.help_renderable(), classes="md-note help")
+    note = HelpNote(app.help_renderable(), classes="md-note help")
     note.border_title = "Keys and commands"
     await app.chat.add(note)
 

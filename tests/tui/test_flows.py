@@ -107,7 +107,7 @@ async def test_approval(real_app: AssistantApp, fake_llm: FakeLLM, project: Path
     fake_llm.script(Reply(text="Creating it.", tools=[Tool("touch", {"path": "new.txt"})]), Reply(text="Done."))
     async with real_app.run_test(size=SIZE) as pilot:
         await send(pilot, "create new.txt")
-        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "ApprovalScreen")
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "ApprovalScreen" and bool(real_app.screen.query("#approval-detail")))
         screen = real_app.screen
         assert "new.txt" in str(screen.query_one("#approval-detail").render())
         (record,) = real_app.trace.records.values()

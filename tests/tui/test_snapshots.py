@@ -266,7 +266,7 @@ class TestPrompt:
         assert snap_compare(build(settings, project, []), terminal_size=SIZE, press=["/"])
 
     def test_help(self, snap_compare, settings, project):
-        """/help lists the keys (with where they work) and the commands in the chat."""
+        """/help lists the keys (with where they work) and the commands in the chat, shown from its top."""
         assert snap_compare(build(settings, project, []), terminal_size=(100, 60), run_before=send("/help"))
 
 

@@ -101,8 +101,8 @@ class TestScreensSmall:
     """The other screens at 80x24."""
 
     def test_help(self, snap_compare, settings, project):
-        """/help in the chat: the keys table (key, action, where) and the commands, wrapped to the
-        narrow chat column without cutting words; the newest lines are in view."""
+        """/help in the chat, shown from its top ("Keys and commands", the keys table: key, action,
+        where), wrapped to the narrow chat column without cutting words; the footer offers ^end Follow."""
         assert snap_compare(build(settings, project, []), terminal_size=SMALL, run_before=send("/help"))
 
     def test_picker(self, snap_compare, settings, project):

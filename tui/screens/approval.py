@@ -50,6 +50,9 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("right", "app.focus_next", show=False),
     ]
 
+    AUTO_FOCUS = "#deny"
+    """Deny is focused: Enter never runs anything by accident."""
+
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__(classes="approval-screen")
         self.request = request
@@ -69,9 +72,6 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Button("Allow once (y)", id="allow_once", variant="success")
                 yield Button("Always this session (a)", id="allow_session", variant="primary")
                 yield Button("Deny (n)", id="deny", variant="error")
-
-    def on_mount(self) -> None:
-        self.query_one("#deny", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
