@@ -178,6 +178,33 @@ class TestPlan:
         assert snap_compare(app, terminal_size=SIZE, run_before=send("/plan add type hints to auth"))
 
 
+def aider_approval_script() -> list[Any]:
+    """A turn that asks to run aiderAutomatic and waits there (the modal stays open)."""
+    return [
+        ev.TurnStarted(query="", subtask_id="s1"),
+        ev.AssistantMessage(content="I will ask aider.", tool_calls=(AIDER,)),
+        ev.ToolCallStarted(call=AIDER, started_at=0),
+        AskApproval(
+            AIDER,
+            title="Allow aiderAutomatic?",
+            detail="aider edits these files:\n  src/auth.py\ninstruction:\n  Add a docstring to login()",
+            reason="aider changes files in your project",
+            session_key="aiderAutomatic",
+        ),
+        Gate(),
+    ]
+
+
+def until_approval(text: str) -> Callable[[Any], Any]:
+    """Send ``text`` and wait until the approval modal is up."""
+
+    async def run_before(pilot: Any) -> None:
+        await type_and_send(pilot, text)
+        await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
+
+    return run_before
+
+
 class TestApproval:
     """The approval modal."""
 
@@ -185,26 +212,7 @@ class TestApproval:
         """A modal over the app: "Allow aiderAutomatic?", exactly what will run (files and the
         instruction), why it asks, what "always" covers (aiderAutomatic), and Allow once (y) /
         Always this session (a) / Deny (n) (focused)."""
-        script = [
-            ev.TurnStarted(query="", subtask_id="s1"),
-            ev.AssistantMessage(content="I will ask aider.", tool_calls=(AIDER,)),
-            ev.ToolCallStarted(call=AIDER, started_at=0),
-            AskApproval(
-                AIDER,
-                title="Allow aiderAutomatic?",
-                detail="aider edits these files:\n  src/auth.py\ninstruction:\n  Add a docstring to login()",
-                reason="aider changes files in your project",
-                session_key="aiderAutomatic",
-            ),
-            Gate(),
-        ]
-        app = build(settings, project, script)
-
-        async def run_before(pilot: Any) -> None:
-            await type_and_send(pilot, "document login")
-            await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
-
-        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+        assert snap_compare(build(settings, project, aider_approval_script()), terminal_size=SIZE, run_before=until_approval("document login"))
 
 
 class TestErrors:

@@ -18,8 +18,8 @@ from core.mcp.config import McpConfig, McpServerConfig
 from core.mcp.manager import McpManager
 from core.sessions.session import SessionInfo
 from core.types import ToolCall
-from tests.tui.conftest import AskApproval, Gate, settle
-from tests.tui.test_snapshots import AIDER, build, chat_text, send, type_and_send
+from tests.tui.conftest import Gate, settle
+from tests.tui.test_snapshots import aider_approval_script, build, chat_text, send, type_and_send, until_approval
 
 SMALL = (80, 24)
 
@@ -47,26 +47,7 @@ class TestApprovalSmall:
         """"Allow aiderAutomatic?": the files and instruction, why it asks, the line "Always this
         session: aiderAutomatic runs without asking again.", and the three buttons side by side with
         their keys: Allow once (y), Always this session (a), Deny (n) (focused); nothing cut off."""
-        script = [
-            ev.TurnStarted(query="", subtask_id="s1"),
-            ev.AssistantMessage(content="I will ask aider.", tool_calls=(AIDER,)),
-            ev.ToolCallStarted(call=AIDER, started_at=0),
-            AskApproval(
-                AIDER,
-                title="Allow aiderAutomatic?",
-                detail="aider edits these files:\n  src/auth.py\ninstruction:\n  Add a docstring to login()",
-                reason="aider changes files in your project",
-                session_key="aiderAutomatic",
-            ),
-            Gate(),
-        ]
-        app = build(settings, project, script)
-
-        async def run_before(pilot: Any) -> None:
-            await type_and_send(pilot, "document login")
-            await settle(pilot, lambda: type(pilot.app.screen).__name__ == "ApprovalScreen")
-
-        assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+        assert snap_compare(build(settings, project, aider_approval_script()), terminal_size=SMALL, run_before=until_approval("document login"))
 
 
 class TestStatusLineSmall:
