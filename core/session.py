@@ -40,14 +40,17 @@ class Session:
     """One open conversation.
 
     Args:
-        handler: The handler that holds the conversation and runs the turns.
+        handler: The handler that holds the conversation and runs the turns; None when
+            the engine could not start (the file context still works, nothing is sent).
         application: The Application it belongs to (``/task`` needs its task system);
             None for a bare handler (tests, embedding).
+        project_root: The project, when there is no handler.
     """
 
-    def __init__(self, handler: Any, *, application: Any = None) -> None:
+    def __init__(self, handler: Any, *, application: Any = None, project_root: Path | None = None) -> None:
         self.application = application
         self.handler = handler
+        self._detached = FileContext(Path(project_root or ".")) if handler is None else None
         self.store: SessionStore | None = None
         self.stored: StoredSession | None = None
         """The transcript's identity (id, path); None until :meth:`start`, or when saving failed."""
@@ -66,30 +69,31 @@ class Session:
 
     @property
     def project_root(self) -> Path:
-        return Path(self.handler.project_root)
+        return self.context.project_root
 
     @property
     def context(self) -> FileContext:
         """The file context (read it freely; change it with this session's methods)."""
-        return self.handler.file_context
+        return self._detached if self._detached is not None else self.handler.file_context
 
     @property
     def history(self) -> list[Message]:
         """The conversation so far (a copy), tool requests and results included."""
-        return list(self.handler.conversation_history)
+        return list(self.handler.conversation_history) if self.handler is not None else []
 
     @property
     def approvals(self) -> frozenset[str]:
         """What the user allowed for the rest of the session (tool names and command keys)."""
-        return frozenset(self.handler.session_allowed)
+        return frozenset(self.handler.session_allowed) if self.handler is not None else frozenset()
 
     def set_approver(self, approve: Approver | None) -> None:
         """Who answers tool calls that need approval (the TUI's dialog, the ACP client); None denies them."""
-        self.handler.approve = approve
+        if self.handler is not None:
+            self.handler.approve = approve
 
     def metrics(self) -> dict[str, Any]:
         """Resource use so far: turns, tool calls, tokens, context, usage and cost (SPEC 4)."""
-        return self.handler.get_resource_metrics()
+        return self.handler.get_resource_metrics() if self.handler is not None else {}
 
     def entries(self) -> list[ContextFile]:
         """The context pane's rows with their token figures (may read new files: call off the loop)."""
@@ -153,6 +157,12 @@ class Session:
         dropped = self.context.drop(pattern)
         await self._context_changed()
         return dropped
+
+    async def toggle_read_only(self, path: str) -> bool:
+        """Flip a picked file's read-only flag (aider may read it, not edit it); returns the new flag."""
+        flag = self.context.toggle_read_only(path)
+        await self._context_changed()
+        return flag
 
     def suggest(self, paths: list[str]) -> None:
         """Show ``paths`` as suggestions (not recorded: a resumed session has none)."""
@@ -239,7 +249,9 @@ class Session:
 
     def new(self) -> list[str]:
         """``/new``: a fresh conversation in a new transcript; picked files stay, approvals do not."""
-        self._forget(keep_files=True)
+        self.close()
+        self.stored = None
+        self.reset(keep_files=True)
         return self.start()
 
     def switch(self, session_id: str) -> list[str]:
@@ -248,15 +260,20 @@ class Session:
         Raises:
             SessionError: as :meth:`start` (this session is then already closed and forgotten).
         """
-        self._forget(keep_files=False)
-        return self.start(resume=session_id, fork_if_locked=True)
-
-    def _forget(self, *, keep_files: bool) -> None:
         self.close()
         self.stored = None
+        self.reset(keep_files=False)
+        return self.start(resume=session_id, fork_if_locked=True)
+
+    def reset(self, *, keep_files: bool = True) -> None:
+        """Forget the conversation, the "always allow" answers and the suggestions (and the picked files unless ``keep_files``).
+
+        The transcript stays open: :meth:`new` and :meth:`switch` also change it.
+        """
         self.loaded = None
-        self.handler.reset_conversation()
-        self.handler.session_allowed.clear()
+        if self.handler is not None:
+            self.handler.reset_conversation()
+            self.handler.session_allowed.clear()
         self.context.clear(keep_picked=keep_files)
 
     def close(self) -> None:
@@ -275,4 +292,5 @@ class Session:
         """The whole conversation as Markdown (what ``/export`` writes), ``/task`` results included."""
         from core.sessions import render_markdown
 
-        return render_markdown(self.history) if self.handler.conversation_history else "(nothing yet)"
+        history = self.history
+        return render_markdown(history) if history else "(nothing yet)"
