@@ -41,7 +41,7 @@ class Session:
 
     Args:
         handler: The handler that holds the conversation and runs the turns; None when
-            the engine could not start (the file context still works, nothing is sent).
+            the engine could not start (the session then holds a file context of its own).
         application: The Application it belongs to (``/task`` needs its task system);
             None for a bare handler (tests, embedding).
         project_root: The project, when there is no handler.
@@ -50,7 +50,8 @@ class Session:
     def __init__(self, handler: Any, *, application: Any = None, project_root: Path | None = None) -> None:
         self.application = application
         self.handler = handler
-        self._detached = FileContext(Path(project_root or ".")) if handler is None else None
+        own = getattr(handler, "file_context", None)
+        self._detached = None if own is not None else FileContext(Path(project_root or getattr(handler, "project_root", None) or "."))
         self.store: SessionStore | None = None
         self.stored: StoredSession | None = None
         """The transcript's identity (id, path); None until :meth:`start`, or when saving failed."""
@@ -157,12 +158,6 @@ class Session:
         dropped = self.context.drop(pattern)
         await self._context_changed()
         return dropped
-
-    async def toggle_read_only(self, path: str) -> bool:
-        """Flip a picked file's read-only flag (aider may read it, not edit it); returns the new flag."""
-        flag = self.context.toggle_read_only(path)
-        await self._context_changed()
-        return flag
 
     def suggest(self, paths: list[str]) -> None:
         """Show ``paths`` as suggestions (not recorded: a resumed session has none)."""
