@@ -139,6 +139,8 @@ class AssistantMessage(Vertical):
         self._drained: asyncio.Event | None = None
         self._sealed: list[Widget] = []
         self._sealed_width = 0
+        self._laid_out = True
+        """The screen has laid out the last write (block heights are current): only then may :meth:`seal` read them."""
 
     def compose(self):  # type: ignore[override]
         yield self._body
@@ -194,7 +196,9 @@ class AssistantMessage(Vertical):
         """Write what is pending to the Markdown stream."""
         if not self._pending or self.finished:
             return
-        self.seal()  # blocks laid out since the last write: their layout change rides with this one
+        if self._laid_out:
+            self.seal()  # blocks laid out since the last write: their layout change rides with this one
+        self._laid_out = False
         text = "".join(self._pending)
         self._pending.clear()
         self._pending_chars = 0
@@ -211,7 +215,12 @@ class AssistantMessage(Vertical):
 
         (A mount holds frames back, so back-to-back writes would starve the screen.)
         """
-        self.call_after_refresh(self._schedule)
+        self.call_after_refresh(self._refreshed)
+
+    def _refreshed(self) -> None:
+        """The last write is on screen, so its blocks' heights are real: they may be sealed, the next write may go."""
+        self._laid_out = True
+        self._schedule()
 
     def seal(self) -> None:
         """Give laid-out blocks that can no longer change their height (all but the last while streaming)."""
