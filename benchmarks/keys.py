@@ -73,7 +73,7 @@ async def _typing(app: Any, paints: PaintRecorder, keys: KeyLatency, seconds: fl
     async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose) as sampler:
         await pilot.pause()
         await app.submit("Stream something long.")
-        if not await wait_until(lambda: app._renderer is not None and app._renderer.current is not None and bool(app._renderer.current.text), timeout=30):
+        if not await wait_until(lambda: app.conversation.renderer is not None and app.conversation.renderer.current is not None and bool(app.conversation.renderer.current.text), timeout=30):
             raise RuntimeError("the reply never started streaming")
         await asyncio.sleep(0.2)
         keys.base = len(app.prompt.text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from rich.console import Group
 from rich.table import Table
@@ -14,15 +14,19 @@ from textual.widgets import Static
 
 from core import paths
 from core.config import Settings
-from tui.commands import SLASH_COMMANDS
 
 
 def _key_label(keys: str) -> str:
     return " / ".join(key.strip() for key in keys.split(","))
 
 
-def help_renderable(sections: Iterable[tuple[str, list[Binding]]]) -> Group:
-    """Keys (by where they work) and slash commands, as compact tables."""
+def help_renderable(sections: Iterable[tuple[str, list[Binding]]], commands: Iterable[Any]) -> Group:
+    """Keys (by where they work) and slash commands, as compact tables.
+
+    Args:
+        sections: (where, bindings) pairs.
+        commands: the command registry (``tui.commands.COMMANDS``); its slash commands are listed.
+    """
     keys = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
     keys.add_column("Key", style="bold", max_width=20)
     keys.add_column("Action")
@@ -31,13 +35,14 @@ def help_renderable(sections: Iterable[tuple[str, list[Binding]]]) -> Group:
         for binding in bindings:
             if binding.description:
                 keys.add_row(_key_label(binding.key), binding.tooltip or binding.description, where)
-    commands = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
-    commands.add_column("Command", style="bold")
-    commands.add_column("What it does")
-    for command in SLASH_COMMANDS:
-        commands.add_row(command.usage, command.help)
+    table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
+    table.add_column("Command", style="bold")
+    table.add_column("What it does")
+    for command in commands:
+        if command.name.startswith("/"):
+            table.add_row(command.usage, command.help)
     footer = Text("ctrl+p opens the command palette with the same actions.", style="italic")
-    return Group(keys, Text(""), commands, Text(""), footer)
+    return Group(keys, Text(""), table, Text(""), footer)
 
 
 def show_top_when_taller(widget: Widget) -> None:

@@ -1,78 +1,31 @@
-"""The command palette's entries: the app's actions and slash commands, from one Provider."""
+"""The command palette's entries: the command registry's actions and slash commands, from one Provider.
+
+Every entry is a Textual action string run on the app (``run_action``), so the palette needs
+nothing from the app but its actions; it matches a command's synonyms as well as its name.
+"""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
-from tui.commands import SLASH_COMMANDS
-
-if TYPE_CHECKING:
-    from tui.app import AssistantApp
+from tui.commands import COMMANDS, Command
 
 
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "Cancel the running reply": ("stop", "abort", "interrupt"),
-    "Pick files into the context": ("files", "open file", "attach", "add files", "context"),
-    "Focus the context pane": ("files", "context", "pinned files"),
-    "Focus the tool trace": ("tools", "tool calls", "log", "activity"),
-    "Focus the prompt": ("input", "type"),
-    "Quit": ("exit", "close"),
-    "Show the whole conversation": ("transcript", "history", "conversation", "messages", "scrollback", "log"),
-    "Show or hide the model's thinking": ("reasoning", "thoughts"),
-    "/plan": ("steps", "checklist", "todo"),
-    "/aider": ("edit code", "change code", "refactor", "fix"),
-    "/continue": ("go on", "more", "cut off", "truncated"),
-    "/task": ("tasks", "template", "structured"),
-    "/test": ("tests", "pytest", "check"),
-    "/run": ("shell", "command", "execute", "terminal"),
-    "/add": ("files", "context", "attach", "include", "pin"),
-    "/drop": ("remove file", "unpin", "exclude", "context"),
-    "/files": ("context", "pinned", "list files"),
-    "/reset": ("clear", "forget", "wipe", "conversation"),
-    "/sessions": ("history", "conversations", "resume", "switch session", "open session"),
-    "/new": ("new conversation", "fresh", "start over"),
-    "/export": ("save", "transcript", "markdown", "download", "conversation"),
-    "/cost": ("tokens", "usage", "price", "spend", "money"),
-    "/budget": ("limit", "allowance", "spend"),
-    "/mcp": ("servers", "tools", "plugins"),
-    "/help": ("keys", "shortcuts", "keyboard", "commands"),
-    "/quit": ("exit", "close"),
-}
-"""Words people use for an entry (keyed by its name, or a slash command's name): the palette matches them too."""
+def palette_action(command: Command) -> str:
+    """The app action an entry runs: its own action, or the slash command sent (or put in the prompt when it needs an argument)."""
+    if command.action:
+        return command.action
+    if command.args and not command.args.startswith("["):
+        return f"prefill({command.name + ' '!r})"  # needs an argument: the user finishes it in the prompt
+    return f"submit({command.name!r})"
 
 
-def palette_entries(app: "AssistantApp") -> list[tuple[str, Callable[[], Any], str]]:
-    """(name, callback, help) for every palette entry."""
-    entries: list[tuple[str, Callable[[], Any], str]] = [
-        ("Cancel the running reply", app.action_cancel_turn, "Esc: stop streaming and running tools"),
-        ("Pick files into the context", app.action_pick_files, "ctrl+o: fuzzy file picker"),
-        ("Focus the context pane", partial(app.action_toggle_focus, "context"), "ctrl+g (again: back to the prompt)"),
-        ("Focus the tool trace", partial(app.action_toggle_focus, "trace"), "ctrl+t (again: back to the prompt)"),
-        ("Focus the prompt", app.action_focus_prompt, ""),
-        ("Quit", app.exit, "ctrl+q"),
-        ("Show the whole conversation", app.action_transcript, "f2: every message, including pruned ones"),
-        ("Show or hide the model's thinking", app.action_toggle_thinking, "f3: the newest thinking block"),
-    ]
-    for command in SLASH_COMMANDS:
-        if command.args and not command.args.startswith("["):
-            # needs an argument: put the command in the prompt for the user to finish
-            callback: Callable[[], Any] = partial(_prefill, app, command.name + " ")
-        elif command.to_model:
-            callback = partial(app.submit, command.name)
-        else:
-            callback = partial(app.run_command, command.name, "")
-        entries.append((command.usage, callback, command.help))
-    return entries
-
-
-def _prefill(app: "AssistantApp", text: str) -> None:
-    app.prompt.load_text(text)
-    app.prompt.move_cursor(app.prompt.document.end)
-    app.prompt.focus()
+def palette_entries() -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(name, action, help, synonyms) for every palette entry, in registry order."""
+    return [(command.usage, palette_action(command), command.help, command.synonyms) for command in COMMANDS]
 
 
 def _highlight(matcher: Matcher, text: str) -> Content:
@@ -84,10 +37,9 @@ def _highlight(matcher: Matcher, text: str) -> Content:
     return content
 
 
-def match_entry(matcher: Matcher, name: str) -> tuple[float, Content]:
+def match_entry(matcher: Matcher, name: str, synonyms: tuple[str, ...]) -> tuple[float, Content]:
     """How well ``name`` or one of its synonyms matches, and what to show: the name, and the synonym that matched."""
     score = matcher.match(name)
-    synonyms = SYNONYMS.get(name.partition(" ")[0] if name.startswith("/") else name, ())
     best = max(synonyms, key=matcher.match, default="")
     synonym_score = matcher.match(best) if best else 0.0
     if synonym_score > score:
@@ -99,12 +51,12 @@ class AssistantCommands(Provider):
     """assistant-tui actions for the command palette."""
 
     async def discover(self) -> Hits:
-        for name, callback, help_text in palette_entries(self.app):  # type: ignore[arg-type]
-            yield DiscoveryHit(Content(name), callback, text=name, help=help_text)
+        for name, action, help_text, _ in palette_entries():
+            yield DiscoveryHit(Content(name), partial(self.app.run_action, action), text=name, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, callback, help_text in palette_entries(self.app):  # type: ignore[arg-type]
-            score, shown = match_entry(matcher, name)
+        for name, action, help_text, synonyms in palette_entries():
+            score, shown = match_entry(matcher, name, synonyms)
             if score > 0:
-                yield Hit(score, shown, callback, text=name, help=help_text)
+                yield Hit(score, shown, partial(self.app.run_action, action), text=name, help=help_text)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.syntax import Syntax
 from textual.widgets import Static
@@ -15,7 +16,10 @@ from tui.format import truncate_lines
 from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine
 
 if TYPE_CHECKING:
-    from tui.app import AssistantApp
+    from tui.widgets.chat import ChatView
+    from tui.widgets.prompt import PromptInput
+    from tui.widgets.status import StatusLine
+    from tui.widgets.trace import ToolTrace
 
 log = logging.getLogger(__name__)
 
@@ -29,15 +33,32 @@ _ERROR_TITLES = {
 _WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying", "session_not_saved": "Session not saved"}
 
 
+@dataclass(frozen=True, kw_only=True)
+class TurnView:
+    """What a turn writes to: the widgets it was given and three callbacks."""
+
+    chat: "ChatView"
+    trace: "ToolTrace"
+    status: "StatusLine"
+    prompt: "PromptInput"
+    """Gets the query back when nothing was answered."""
+    record: Callable[..., None]
+    """``record(role, content, **extra)`` appends to the transcript."""
+    suggest: Callable[[list[str]], None]
+    """Shows the files the memory system found relevant."""
+    metrics: Callable[[], "dict[str, Any] | None"]
+    """The handler's resource metrics (None when unavailable)."""
+
+
 class TurnRenderer:
     """Applies one turn's events to the widgets, in order, on the event loop."""
 
-    def __init__(self, app: "AssistantApp", query: str) -> None:
-        self.app = app
+    def __init__(self, view: TurnView, query: str) -> None:
+        self.view = view
         self.query = query
-        self.chat = app.chat
-        self.trace = app.trace
-        self.status = app.status
+        self.chat = view.chat
+        self.trace = view.trace
+        self.status = view.status
         self.current: AssistantMessage | None = None
         self.thinking: ThinkingBlock | None = None
         self.answered = False
@@ -58,14 +79,14 @@ class TurnRenderer:
         if self.current is not None:
             message, self.current = self.current, None
             await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
-            self.app.record("assistant", message.text, interrupted=message.interrupted, stop_reason=message.stop_reason)
+            self.view.record("assistant", message.text, interrupted=message.interrupted, stop_reason=message.stop_reason)
             await self.chat.prune()
 
     def _close_thinking(self) -> None:
         if self.thinking is not None:
             block, self.thinking = self.thinking, None
             block.finish()
-            self.app.record("thinking", block.text)
+            self.view.record("thinking", block.text)
 
     async def handle(self, event: ev.Event) -> None:
         """Apply one event."""
@@ -75,7 +96,7 @@ class TurnRenderer:
                 self.trace.begin_turn(number, self.query)
                 self.status.update_metrics({"user_turns": number, "tool_calls_this_turn": 0})
                 self.status.set_state("thinking…")
-                self.app.show_suggestions(list(files))
+                self.view.suggest(list(files))
             case ev.ThinkingDelta(text=text):
                 if self.thinking is None:
                     self.thinking = ThinkingBlock()
@@ -103,7 +124,7 @@ class TurnRenderer:
                 self.calls_started += 1
                 self.status.update_metrics({"tool_calls_this_turn": self.calls_started})
                 self.status.set_state(f"running {call.name}…")
-                self.app.record("tool_call", call.name, parameters=call.parameters, id=call.id)
+                self.view.record("tool_call", call.name, parameters=call.parameters, id=call.id)
             case ev.ToolOutputChunk(call_id=call_id, text=text):
                 self.trace.output(call_id, text)
             case ev.ToolCallFinished(call=call, status=status, result=result, duration=duration, metadata=metadata, waited=waited):
@@ -111,7 +132,7 @@ class TurnRenderer:
                 line.set_status(status, duration, waited)
                 await self.trace.finished(call, status, result, duration, metadata, waited=waited)
                 self.status.set_state("thinking…")
-                self.app.record("tool_result", result, name=call.name, status=status, id=call.id, waited=waited)
+                self.view.record("tool_result", result, name=call.name, status=status, id=call.id, waited=waited)
                 await self._show_edits(call.name, metadata if isinstance(metadata, dict) else {})
             case ev.ApprovalRequested(call=call):
                 await self.trace.pending(call)
@@ -124,7 +145,7 @@ class TurnRenderer:
                     self.status.set_state(f"running {call.name}…")
             case ev.Warning(code=code, message=message):
                 await self.chat.add(NoteMessage(message, kind="warning", title=_WARNING_TITLES.get(code, "Warning")))
-                self.app.record("warning", message, code=code)
+                self.view.record("warning", message, code=code)
             case ev.MetricsUpdated(metrics=metrics):
                 self.status.update_metrics(self._counted(metrics))
             case ev.TurnCompleted(result=result):
@@ -151,11 +172,9 @@ class TurnRenderer:
 
     def _user_turn(self) -> int:
         """The number of the user turn starting now (the handler's count, else one more than shown)."""
-        getter = getattr(self.app.handler, "get_resource_metrics", None)
         try:
-            number = int((getter() if getter else {}).get("user_turns") or 0)
-        except Exception:  # metrics are informative only
-            log.exception("could not read metrics")
+            number = int((self.view.metrics() or {}).get("user_turns") or 0)
+        except (TypeError, ValueError):  # metrics are informative only
             number = 0
         return number or int(self.status.metrics.get("user_turns") or 0) + 1
 
@@ -189,9 +208,9 @@ class TurnRenderer:
         body = message or reason
         if not self.answered or reason == "incomplete_response":
             body += "\nYour message is back in the prompt: press Enter to send it again."
-            self.app.prompt.restore(self.query)
+            self.view.prompt.restore(self.query)
         await self.chat.add(NoteMessage(body, kind="error", title=title))
-        self.app.record("error", message, reason=reason)
+        self.view.record("error", message, reason=reason)
 
     async def interrupted(self) -> None:
         """The user cancelled the turn: keep what streamed, marked interrupted."""
@@ -203,7 +222,7 @@ class TurnRenderer:
             message = AssistantMessage()
             await self.chat.add(message)
             await message.finish(interrupted=True)
-            self.app.record("assistant", "", interrupted=True)
+            self.view.record("assistant", "", interrupted=True)
         self.trace.interrupt_running()
         for line in self.tool_lines.values():
             if line.status in ("running", "pending"):

@@ -107,6 +107,7 @@ async def test_approval(real_app: AssistantApp, fake_llm: FakeLLM, project: Path
     fake_llm.script(Reply(text="Creating it.", tools=[Tool("touch", {"path": "new.txt"})]), Reply(text="Done."))
     async with real_app.run_test(size=SIZE) as pilot:
         await send(pilot, "create new.txt")
+        # the screen's widgets, not only the screen: under load it is pushed a frame before it is composed
         await wait_for(pilot, lambda: type(real_app.screen).__name__ == "ApprovalScreen" and bool(real_app.screen.query("#approval-detail")))
         screen = real_app.screen
         assert "new.txt" in str(screen.query_one("#approval-detail").render())
@@ -218,7 +219,7 @@ async def test_palette_offers_the_actions_and_commands(real_app: AssistantApp) -
         await wait_for(pilot, lambda: type(real_app.screen).__name__ == "TextViewScreen")
         from tui.palette import palette_entries
 
-        names = [name for name, _, _ in palette_entries(real_app)]
+        names = [name for name, *_ in palette_entries()]
         assert all(command.usage in names for command in SLASH_COMMANDS)
 
 
@@ -231,7 +232,7 @@ async def test_the_cli_app_builds_its_engine_after_the_first_frame(real_settings
         await send(pilot, "are you there?")
         await finish_turn(pilot)
         assert app.application is not None and app.handler is app.application.handler
-        assert app.handler.approve == app.approve
+        assert app.handler.approve == app.conversation.approve
         assert widgets(app, AssistantMessage)[-1].text == "Ready."
         assert app.application.session is not None  # the session was opened before the query ran
         assert fake_llm.requests[0].last_user_text() == "are you there?"

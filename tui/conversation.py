@@ -1,0 +1,249 @@
+"""The conversation controller: runs a user turn (or a user command) in the one turn worker, and keeps the transcript.
+
+It owns the turn worker, the in-memory transcript, the handler's approval callback and
+aider's terminal hand-over. It writes only to the widgets it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shlex
+from typing import TYPE_CHECKING, Any, Callable
+
+from textual.app import SuspendNotSupported
+from textual.worker import Worker, WorkerState
+
+from core.callables import call_sync_or_async
+from core.types import ApprovalRequest, Decision, error_result, is_error
+from tui import runtime
+from tui.context_ops import FileContext
+from tui.engine import Engine
+from tui.turn import TurnRenderer, TurnView
+from tui.format import pretty_args
+from tui.widgets.chat import MarkdownNote, NoteMessage, ThinkingBlock, UserMessage
+from tui.widgets.command_output import CommandOutput
+from tui.widgets.pasted import user_message
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from tui.widgets.chat import ChatView
+    from tui.widgets.prompt import PromptInput
+    from tui.widgets.status import StatusLine
+    from tui.widgets.trace import ToolTrace
+
+log = logging.getLogger(__name__)
+
+GC_AFTER_TURN = 0.5
+"""Seconds after a turn ends before the garbage collector's pause (``tui.runtime.after_turn``)."""
+
+
+class Conversation:
+    """Turns and user commands, one at a time, and everything shown in the chat, in order.
+
+    Args:
+        engine: the engine link (the handler runs the turns).
+        chat, trace, status, prompt: the widgets a turn writes to.
+        files: the file context (a turn's suggestions go there; it is redrawn after each turn).
+        host: the running app, for its workers, screens and terminal.
+    """
+
+    def __init__(self, engine: Engine, *, chat: "ChatView", trace: "ToolTrace", status: "StatusLine", prompt: "PromptInput", files: FileContext, host: "App[Any]") -> None:
+        self.engine = engine
+        self.chat, self.trace, self.status, self.prompt = chat, trace, status, prompt
+        self.files = files
+        self.host = host
+        self.transcript: list[dict[str, Any]] = []
+        """Everything shown in the chat, in order (the live widget tree is pruned; this is not)."""
+        self.worker: Worker[None] | None = None
+        self.renderer: TurnRenderer | None = None
+        self._view = TurnView(chat=chat, trace=trace, status=status, prompt=prompt, record=self.record, suggest=files.suggest, metrics=engine.metrics)
+
+    @property
+    def running(self) -> bool:
+        """True while a turn or a user command runs."""
+        return self.worker is not None and self.worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    def record(self, role: str, content: str, **extra: Any) -> None:
+        """Append to the in-memory transcript."""
+        self.transcript.append({"role": role, "content": content, **extra})
+
+    def _busy(self, text: str) -> bool:
+        """When something runs already: say so and give ``text`` back to the prompt."""
+        if self.running:
+            self.host.notify("A reply is still running: Esc cancels it.", severity="warning")
+            self.prompt.restore(text)
+        return self.running
+
+    async def start(self, query: str) -> None:
+        """Show the query and run the turn in the exclusive turn worker."""
+        if self._busy(query):
+            return
+        await self.chat.add(user_message(query, self.prompt.pastes.found_in(query)))
+        self.record("user", query)
+        if self.engine.handler is None or not self.engine.settings.provider_configured:
+            await self.chat.add(NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider"))
+            self.prompt.restore(query)
+            return
+        self.files.sync_read_only()
+        self.renderer = TurnRenderer(self._view, query)
+        self.worker = self.host.run_worker(self._run_turn(self.renderer), group="turn", exclusive=True, exit_on_error=False)
+        self.host.refresh_bindings()
+
+    async def _run_turn(self, renderer: TurnRenderer) -> None:
+        """Consume the handler's event stream for one turn (cancelled by Esc)."""
+        try:
+            # aclosing: a fault while rendering closes the stream now (the turn ends, the engine is free)
+            async with contextlib.aclosing(self.engine.handler.stream_query(renderer.query)) as stream:
+                async for event in stream:
+                    await renderer.handle(event)
+        except asyncio.CancelledError:
+            await renderer.interrupted()
+            await self.chat.add(NoteMessage("Interrupted. The partial answer is kept; send your next message.", kind="info"))
+            raise
+        except Exception as exc:  # never a traceback on screen: a clear note, and the prompt back
+            log.exception("turn failed")
+            await renderer.show_error("internal", f"Something went wrong while running the turn: {exc}")
+        finally:
+            self.status.set_state("ready")
+            self.refresh_metrics()
+            self.files.refresh()
+            self.host.call_later(self.host.refresh_bindings)
+            # The collector's pause once the answer is on screen (not a Textual timer: see AssistantMessage._schedule).
+            asyncio.get_running_loop().call_later(GC_AFTER_TURN, runtime.after_turn)
+
+    def refresh_metrics(self) -> None:
+        """Show the handler's metrics in the status line."""
+        metrics = self.engine.metrics()
+        if metrics is not None:
+            try:
+                self.status.update_metrics(metrics)
+            except Exception:  # metrics are informative only
+                log.exception("could not show metrics")
+
+    def cancel(self) -> None:
+        """Cancel the running turn or command at once."""
+        if self.running and self.worker is not None:
+            self.worker.cancel()
+
+    async def clear(self, *, keep_files: bool = True) -> None:
+        """Cancel any reply and forget the conversation, the trace and the suggestions."""
+        if self.running:
+            self.cancel()
+            await self.host.workers.wait_for_complete([self.worker] if self.worker else None)
+        if self.engine.handler is not None:
+            self.engine.handler.reset_conversation()
+        await self.chat.clear()
+        await self.trace.clear()
+        self.transcript.clear()
+        self.files.clear(keep_files=keep_files)
+        self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0, "context_estimated_tokens": 0, "usage": {}})
+        self.files.refresh()
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        """The handler's approver: a modal with exactly what will run (called inside the turn worker)."""
+        from tui.screens.approval import ApprovalScreen
+
+        await self.trace.pending(request.tool_call)
+        try:
+            decision = await self.host.push_screen_wait(ApprovalScreen(request))
+        except asyncio.CancelledError:
+            if isinstance(self.host.screen, ApprovalScreen):
+                self.host.screen.dismiss(Decision.DENY)
+            raise
+        return decision if isinstance(decision, Decision) else Decision.DENY
+
+    async def run_interactive(self, fn: Callable[[], Any]) -> Any:
+        """Give the terminal to an interactive program (aider) and take it back afterwards.
+
+        ``fn`` blocks until the program exits; the app is suspended meanwhile, so
+        nothing else needs the event loop.
+        """
+        try:
+            with self.host.suspend():
+                result = fn()
+        except SuspendNotSupported:
+            return error_result("This terminal cannot be handed over to aider; use aiderAutomatic or /task aider:automatic instead.")
+        self.host.refresh(layout=True)
+        return result
+
+    def toggle_thinking(self) -> None:
+        """Expand or collapse the newest thinking block in the chat."""
+        blocks = list(self.chat.query(ThinkingBlock))
+        if not blocks:
+            self.host.notify("No thinking to show: the model has not sent any in the messages on screen.")
+            return
+        blocks[-1].collapsed = not blocks[-1].collapsed
+
+    def show_call(self, record: Any) -> None:
+        """A tool call's whole arguments and result (``v`` on a call in the trace)."""
+        from tui.screens.text_view import TextViewScreen
+
+        text = f"# arguments\n{pretty_args(record.call.parameters)}\n\n# result ({record.status})\n{record.result}"
+        self.host.push_screen(TextViewScreen(f"{record.call.name} · {record.call.id}", text))
+
+    # -- what the user runs without the model ----------------------------------
+    async def run_command(self, argv: list[str], label: str) -> None:
+        """``/run`` and ``/test``: the user's command in the sandbox, in the turn worker (Esc kills it)."""
+        if self._busy(label):
+            return
+        if getattr(self.engine.application, "run_user_command", None) is None:
+            await self.chat.add(NoteMessage("Commands cannot run: the engine did not start.", kind="error", title=label))
+            return
+        await self.chat.add(UserMessage(label))
+        self.record("user", label)
+        output = CommandOutput(f"{shlex.join(argv)} · sandbox")
+        await self.chat.add(output)
+        self.worker = self.host.run_worker(self._run_command(argv, output), group="turn", exclusive=True, exit_on_error=False)
+        self.host.refresh_bindings()
+
+    async def _run_command(self, argv: list[str], output: CommandOutput) -> None:
+        self.status.set_state(f"running {argv[0]}…")
+        try:
+            result = await self.engine.application.run_user_command(argv, on_output=lambda text, stream: output.append(text))
+        except asyncio.CancelledError:
+            output.finish("Stopped (Esc): the command and every process it started were killed.", failed=True)
+            raise
+        except Exception as exc:  # a failing command is a message, not a crash
+            log.exception("/run failed")
+            output.finish(f"Could not run it: {exc}", failed=True)
+            return
+        finally:
+            self.status.set_state("ready")
+            self.host.call_later(self.host.refresh_bindings)
+        output.finish(result.get("content", ""), failed=is_error(result))
+        self.record("command", result.get("content", ""), failed=is_error(result))
+
+    async def run_task(self, args: str) -> None:
+        """``/task``: show it, then run it through the task system in a worker."""
+        await self.chat.add(UserMessage(f"/task {args}".rstrip()))
+        self.record("user", f"/task {args}".rstrip())
+        self.host.run_worker(self._run_task(args), group="task", exit_on_error=False)
+
+    async def _run_task(self, args: str) -> None:
+        runner = getattr(self.engine.application, "run_task_command", None)
+        if runner is None:
+            await self.chat.add(NoteMessage("The task system is not available: the engine did not start (see the message above).", kind="error", title="/task"))
+            return
+        try:
+            outcome: Any = await call_sync_or_async(runner, f"/task {args}".rstrip())
+        except Exception as exc:  # a failing task is a message, not a crash
+            log.exception("/task failed")
+            await self.chat.add(NoteMessage(f"/task failed: {exc}", kind="error", title="/task"))
+            return
+        content = outcome.get("content", "") if isinstance(outcome, dict) else str(outcome)
+        failed = isinstance(outcome, dict) and is_error(outcome)
+        self.record("task", content, failed=failed)
+        metadata = outcome.get("metadata") or {} if isinstance(outcome, dict) else {}
+        title = "/task failed" if failed else "/task"
+        if failed or "templates" in metadata or "```" not in content:
+            # plain text: usage lines such as prompt=<string> must show as typed
+            await self.chat.add(NoteMessage(content or "(no output)", kind="error" if failed else "info", title=title))
+        else:
+            await self.chat.add(MarkdownNote(content, title=title, classes="task-result"))
+        diff = metadata.get("diff")
+        if isinstance(diff, str) and diff.strip() and "```" not in content:
+            await self.chat.add(MarkdownNote(f"```diff\n{diff}\n```", title="diff"))
+        self.files.refresh()

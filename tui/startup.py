@@ -1,0 +1,88 @@
+"""The app's first moments: the greeting, then the engine, the session, MCP, the sandbox notice, the file list and the SDK.
+
+The prompt is on screen first: with a deferred engine (the CLI) all of this runs after the first frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from tui.help import onboarding_markdown, show_top_when_taller
+from tui.slash import note
+from tui.widgets.chat import MarkdownNote
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from tui.context_ops import FileContext
+    from tui.conversation import Conversation
+    from tui.engine import Engine
+    from tui.file_source import FileSource
+    from tui.sessions import Sessions
+    from tui.widgets.status import StatusLine
+
+
+class StartUp:
+    """Start-up in order; a query sent meanwhile waits for :meth:`wait`.
+
+    Args:
+        engine: the engine link (built here when deferred).
+        sessions: opens the session (``session_request``: ``--continue`` / ``--resume`` as given).
+        conversation, file_context: their first metrics and pane.
+        files: the project's file list, loaded in a thread.
+        status: gets the provider once the engine is built.
+        host: the running app, for its workers.
+    """
+
+    def __init__(self, engine: "Engine", *, sessions: "Sessions", conversation: "Conversation", file_context: "FileContext",
+                 files: "FileSource", status: "StatusLine", host: "App[Any]", session_request: dict[str, Any]) -> None:
+        self.engine = engine
+        self.sessions, self.conversation, self.file_context = sessions, conversation, file_context
+        self.chat = conversation.chat
+        self.files, self.status, self.host = files, status, host
+        self.session_request = session_request
+        self.started = asyncio.Event()
+        """Set once the engine is attached and the session opened."""
+
+    async def greet(self) -> None:
+        """The engine's error, then the onboarding (no provider) or the welcome line."""
+        engine = self.engine
+        if engine.error:
+            await note(self.chat, engine.error, "error", "The engine could not start")
+        if not engine.settings.provider_configured:
+            onboarding = MarkdownNote(onboarding_markdown(engine.settings), title="Set up a model provider", classes="onboarding")
+            await self.chat.add(onboarding)
+            self.host.call_after_refresh(show_top_when_taller, onboarding)  # read from its first line at 80x24
+        else:
+            welcome = f"{engine.project_root.name} · {engine.provider_label}\nAsk a question and press Enter · / for commands · @ adds a file · f1 for help"
+            await note(self.chat, welcome)
+
+    async def run(self) -> None:
+        """Build the engine if it was deferred (in a thread), open the session, list the files, warm the SDK."""
+        engine, host = self.engine, self.host
+        try:
+            if engine.factory is not None:
+                if await engine.build():
+                    self.files.attach(engine.application.memory_system)
+                    self.status.set_provider(engine.provider_label)
+                else:
+                    await note(self.chat, engine.error, "error", "The engine could not start")
+            await self.sessions.start(**self.session_request)
+            engine.start_mcp(lambda message: host.call_later(note, self.chat, message, "warning", "MCP"))
+            host.run_worker(self._sandbox_notice(), group="start-up", exit_on_error=False)
+            self.conversation.refresh_metrics()
+            self.file_context.refresh()
+        finally:
+            self.started.set()
+        host.run_worker(self.files.load, thread=True, group="files", exit_on_error=False)
+        host.run_worker(engine.prewarm, thread=True, group="prewarm", exit_on_error=False)  # the first reply starts at once
+
+    async def _sandbox_notice(self) -> None:
+        """Say once, at start-up, when commands cannot run in the sandbox (and what to install)."""
+        if problem := await self.engine.sandbox_problem():
+            await note(self.chat, problem, "warning", "No sandbox")
+
+    async def wait(self) -> None:
+        """Wait until the engine is attached and the session opened."""
+        await self.started.wait()
