@@ -148,7 +148,7 @@ class AssistantApp(App[None]):
     @on(PromptInput.CompletionAccepted)
     async def _completion_accepted(self, event: PromptInput.CompletionAccepted) -> None:
         if event.completion.kind == "file":
-            await self.file_context.add(event.completion.label)
+            await self.file_context.add_files(event.completion.label)
 
     @on(PromptInput.Submitted)
     async def _submitted(self, event: PromptInput.Submitted) -> None:
@@ -218,7 +218,7 @@ class AssistantApp(App[None]):
 
     async def _picked(self, paths: list[str] | None) -> None:
         for path in paths or []:
-            await self.file_context.add(path)
+            await self.file_context.add_files(path)
 
     @on(ToolCallView.ViewRequested)
     def _view_call(self, event: ToolCallView.ViewRequested) -> None:

@@ -136,7 +136,7 @@ class FileContext:
         if handler is not None and hasattr(handler, "read_only_files"):
             handler.read_only_files = sorted(self.read_only)
 
-    async def add(self, pattern: str) -> AddOutcome:
+    async def add_files(self, pattern: str) -> AddOutcome:
         """Add files matching a path or glob; refused ones are reported with their reason.
 
         When the files would take the context past its budget, the user is asked first.
@@ -174,7 +174,7 @@ class FileContext:
         self.suggested = [path for path in self.suggested if path not in self.pinned]
         self.refresh()
 
-    def drop(self, pattern: str) -> list[str]:
+    def drop_files(self, pattern: str) -> list[str]:
         """Drop context entries matching a path or glob; returns what was dropped."""
         dropped = match_current(pattern, self.root, list(self.pinned))
         for path in dropped:
@@ -187,7 +187,7 @@ class FileContext:
         """What the user did to an entry of the context pane (its messages bubble up to the app, which hands them here)."""
         entry = message.entry
         if isinstance(message, ContextPane.Accepted):
-            await self.add(entry.path)
+            await self.add_files(entry.path)
         elif isinstance(message, ContextPane.ReadOnlyToggled):
             self.read_only ^= {entry.path}
             self.refresh()
@@ -197,7 +197,7 @@ class FileContext:
             self.suggested.remove(entry.path)
             self.refresh()
         else:
-            self.drop(entry.path)
+            self.drop_files(entry.path)
 
     def suggest(self, paths: list[str]) -> None:
         """Files the memory system suggests for the current query (not yet picked)."""

@@ -202,7 +202,7 @@ class Sessions:
         if application.loaded_session is not None:
             await self.restore(application.loaded_session)
 
-    def list(self) -> list[Any]:
+    def list_sessions(self) -> list[Any]:
         """This project's sessions, newest first (blocking: run in a thread)."""
         store = getattr(self.engine.application, "session_store", None)
         if store is None:

@@ -86,7 +86,7 @@ async def sessions(ctx: CommandContext, args: str) -> None:
     from tui.screens.sessions import SessionPickerScreen
 
     try:
-        found = await asyncio.to_thread(ctx.sessions.list)
+        found = await asyncio.to_thread(ctx.sessions.list_sessions)
     except SessionError as exc:
         await note(ctx.chat, str(exc), "error", "/sessions")
         return
@@ -109,7 +109,7 @@ async def add(ctx: CommandContext, args: str) -> None:
         return
     added = 0
     for pattern in args.split():
-        outcome = await ctx.files.add(pattern)
+        outcome = await ctx.files.add_files(pattern)
         if not outcome.confirming:
             added += len(outcome.added)
     if added:
@@ -120,7 +120,7 @@ async def drop(ctx: CommandContext, args: str) -> None:
     if not args:
         await note(ctx.chat, "Usage: /drop <glob or path>", "warning")
         return
-    dropped = [path for pattern in args.split() for path in ctx.files.drop(pattern)]
+    dropped = [path for pattern in args.split() for path in ctx.files.drop_files(pattern)]
     message = f"Dropped {len(dropped)} file{'s' if len(dropped) != 1 else ''}." if dropped else f"Nothing in the context matches {args!r}."
     await note(ctx.chat, message, "info" if dropped else "warning")
 
