@@ -156,31 +156,3 @@ class Application:
     def session(self) -> Any:
         """The open transcript's identity (``core.sessions.Session``: id, path), or None."""
         return self.session_state.stored
-
-    # -- the TUI's names until it commands session_state itself ---------------------------
-    def start_session(self, *, continue_latest: bool = False, resume: str | None = None, fork_if_locked: bool = False) -> list[str]:
-        """:meth:`core.session.Session.start`."""
-        return self.session_state.start(continue_latest=continue_latest, resume=resume, fork_if_locked=fork_if_locked)
-
-    def new_session(self) -> list[str]:
-        """:meth:`core.session.Session.new`."""
-        return self.session_state.new()
-
-    def record_context(self, files: list[dict[str, Any]] | list[str]) -> list[Any]:
-        """Record the file-context pane in the transcript (the TUI's own copy of the flags, until it uses the session's)."""
-        recorder = self.session_state.recorder
-        return recorder.context(files) if recorder is not None else []
-
-    def close_session(self) -> None:
-        """:meth:`core.session.Session.close`."""
-        self.session_state.close()
-
-    @property
-    def loaded_session(self) -> Any:
-        """:attr:`core.session.Session.loaded`."""
-        return self.session_state.loaded
-
-    @property
-    def session_store(self) -> Any:
-        """:attr:`core.session.Session.store`."""
-        return self.session_state.store

@@ -147,12 +147,6 @@ class Session:
         await self._context_changed()
         return added
 
-    async def add_files(self, pattern: str) -> AddOutcome:
-        """Plan and pick the files of ``pattern`` at once (no budget question: ``-p``, ACP, scripts)."""
-        outcome = await self.plan_add(pattern)
-        await self.commit_add(outcome)
-        return outcome
-
     async def drop_files(self, pattern: str) -> list[str]:
         """Unpick the files matching a path or glob; returns what was dropped."""
         dropped = self.context.drop(pattern)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from textual.app import SuspendNotSupported
 from textual.worker import Worker, WorkerState
 
-from core.callables import call_sync_or_async
 from core.types import ApprovalRequest, Decision, error_result, is_error
 from tui import runtime
 from tui.context_ops import FileContext
@@ -44,7 +43,7 @@ class Conversation:
     """Turns and user commands, one at a time, and everything shown in the chat, in order.
 
     Args:
-        engine: the engine link (the handler runs the turns).
+        engine: the engine link (its session runs the turns).
         chat, trace, status, prompt: the widgets a turn writes to.
         files: the file context (a turn's suggestions go there; it is redrawn after each turn).
         host: the running app, for its workers, screens and terminal.
@@ -87,16 +86,15 @@ class Conversation:
             await self.chat.add(NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider"))
             self.prompt.restore(query)
             return
-        self.files.sync_read_only()
         self.renderer = TurnRenderer(self._view, query)
         self.worker = self.host.run_worker(self._run_turn(self.renderer), group="turn", exclusive=True, exit_on_error=False)
         self.host.refresh_bindings()
 
     async def _run_turn(self, renderer: TurnRenderer) -> None:
-        """Consume the handler's event stream for one turn (cancelled by Esc)."""
+        """Consume the session's event stream for one turn (cancelled by Esc)."""
         try:
             # aclosing: a fault while rendering closes the stream now (the turn ends, the engine is free)
-            async with contextlib.aclosing(self.engine.handler.stream_query(renderer.query)) as stream:
+            async with contextlib.aclosing(self.engine.session.stream_query(renderer.query)) as stream:
                 async for event in stream:
                     await renderer.handle(event)
         except asyncio.CancelledError:
@@ -133,12 +131,10 @@ class Conversation:
         if self.running:
             self.cancel()
             await self.host.workers.wait_for_complete([self.worker] if self.worker else None)
-        if self.engine.handler is not None:
-            self.engine.handler.reset_conversation()
+        self.engine.session.reset(keep_files=keep_files)
         await self.chat.clear()
         await self.trace.clear()
         self.transcript.clear()
-        self.files.clear(keep_files=keep_files)
         self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0, "context_estimated_tokens": 0, "usage": {}})
         self.files.refresh()
 
@@ -223,12 +219,11 @@ class Conversation:
         self.host.run_worker(self._run_task(args), group="task", exit_on_error=False)
 
     async def _run_task(self, args: str) -> None:
-        runner = getattr(self.engine.application, "run_task_command", None)
-        if runner is None:
+        if self.engine.application is None:
             await self.chat.add(NoteMessage("The task system is not available: the engine did not start (see the message above).", kind="error", title="/task"))
             return
         try:
-            outcome: Any = await call_sync_or_async(runner, f"/task {args}".rstrip())
+            outcome: Any = await self.engine.session.run_task(f"/task {args}".rstrip())  # recorded in the session
         except Exception as exc:  # a failing task is a message, not a crash
             log.exception("/task failed")
             await self.chat.add(NoteMessage(f"/task failed: {exc}", kind="error", title="/task"))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from core.config import Settings
+from core.session import Session
 from tui import runtime
 
 log = logging.getLogger(__name__)
@@ -40,12 +41,26 @@ class Engine:
         self.factory = factory
         self.approve: Approver | None = None
         self.run_interactive: InteractiveRunner | None = None
+        self._session: Session | None = None
+
+    @property
+    def session(self) -> Session:
+        """The open conversation the TUI reads and commands (``core.session.Session``).
+
+        The Application's; for a bare handler (tests) or no engine at all, one built here,
+        which still holds the file context.
+        """
+        owned = getattr(self.application, "session_state", None)
+        if isinstance(owned, Session):
+            return owned
+        if self._session is None or self._session.handler is not self.handler:
+            self._session = Session(self.handler, project_root=Path(self.settings.project_root).resolve())
+        return self._session
 
     def connect(self, *, approve: Approver, run_interactive: InteractiveRunner) -> None:
         """Answer the handler's approvals and aider's terminal hand-over with these (also once built later)."""
         self.approve, self.run_interactive = approve, run_interactive
-        if self.handler is not None:
-            self.handler.approve = approve
+        self.session.set_approver(approve)
         bridge = getattr(self.application, "bridge", None)
         if bridge is not None and hasattr(bridge, "interactive_runner"):
             bridge.interactive_runner = run_interactive
@@ -85,12 +100,11 @@ class Engine:
         return getattr(self.application, "mcp", None)
 
     def metrics(self) -> dict[str, Any] | None:
-        """The handler's resource metrics, or None (metrics are informative only: a failure is logged)."""
-        getter = getattr(self.handler, "get_resource_metrics", None)
-        if getter is None:
+        """The session's resource metrics, or None (metrics are informative only: a failure is logged)."""
+        if self.handler is None:
             return None
         try:
-            return getter()
+            return self.session.metrics()
         except Exception:  # metrics are informative only
             log.exception("could not read metrics")
             return None
@@ -137,9 +151,8 @@ class Engine:
                     await self.mcp.aclose()
             except Exception:  # stopping servers is best effort at exit; their processes get SIGTERM/SIGKILL
                 log.exception("stopping the MCP servers failed")
-        closer = getattr(self.application, "close_session", None)
-        if closer is not None:
+        if self.application is not None:
             try:
-                closer()
+                self.session.close()
             except Exception:  # closing is best effort at exit
                 log.exception("closing the session failed")

@@ -1,8 +1,9 @@
 """Session transcripts in the app: open or resume at start, redraw a loaded session, /new, /sessions, /export.
 
-The Application owns the transcript (``start_session``, ``new_session``,
-``record_context``, ``close_session``); :class:`Sessions` puts what it loads back on
-screen and reports problems as notes, never as tracebacks.
+The engine's ``core.session.Session`` owns the transcript (start, resume, fork, new,
+switch, close) and restores the conversation and the file context itself;
+:class:`Sessions` puts what it loads back on screen and reports problems as notes,
+never as tracebacks.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Sessions:
     Args:
         engine: the engine link (the Application opens, lists and writes sessions).
         conversation: the conversation (cleared on /new and a switch; a resumed session's messages join its transcript).
-        files: the file context (its read-only flags are restored, and it is recorded in a new transcript).
+        files: the file-context controller (its pane is redrawn from the restored session).
     """
 
     def __init__(self, engine: Engine, conversation: Conversation, files: "FileContext") -> None:
@@ -52,11 +53,11 @@ class Sessions:
 
     @property
     def supported(self) -> bool:
-        return hasattr(self.engine.application, "start_session")
+        return hasattr(self.engine.application, "session_state")
 
     @property
     def current_id(self) -> str | None:
-        return getattr(getattr(self.engine.application, "session", None), "id", None)
+        return self.engine.session.id
 
     async def _note(self, text: str, kind: str = "info", title: str = "") -> None:
         await self.chat.add(NoteMessage(text, kind=kind, title=title))  # type: ignore[arg-type]
@@ -67,20 +68,20 @@ class Sessions:
             return
         from core.sessions import SessionError
 
-        application = self.engine.application
+        session = self.engine.session
         try:
-            notices = await asyncio.to_thread(application.start_session, continue_latest=continue_session, resume=resume, fork_if_locked=True)
+            notices = await asyncio.to_thread(session.start, continue_latest=continue_session, resume=resume, fork_if_locked=True)
         except SessionError as exc:
             await self._note(f"{exc}\nStarting a new session instead.", "warning", "Session not opened")
             try:
-                notices = await asyncio.to_thread(application.start_session, fork_if_locked=True)
+                notices = await asyncio.to_thread(session.start, fork_if_locked=True)
             except SessionError as again:
                 await self._note(f"{again}\nThis conversation is not being saved.", "error", "Session not saved")
                 return
         for notice in notices:
             await self._note(notice)
-        if application.loaded_session is not None:
-            await self.restore(application.loaded_session)
+        if session.loaded is not None:
+            await self.restore(session.loaded)
 
     async def restore(self, loaded: Any) -> None:
         """Redraw a loaded session: chat (newest records), trace and context pane."""
@@ -125,7 +126,6 @@ class Sessions:
         self.conversation.transcript.extend({"role": r["kind"], "content": r.get("content") or r.get("message", "")} for r in records)
         turns = [(_number(r.get("ts")), str(r.get("content") or "")) for r in loaded.records if r.get("kind") == "user"]
         await self._restore_trace(loaded.trace, turns)
-        self.files.restore(loaded.context)
         self.files.refresh()
         await self._note(f"Resumed session {loaded.session_id}.")
 
@@ -175,13 +175,11 @@ class Sessions:
             from core.sessions import SessionError
 
             try:
-                await asyncio.to_thread(self.engine.application.new_session)
+                await asyncio.to_thread(self.engine.session.new)
             except SessionError as exc:
                 await self._note(f"{exc}\nThis conversation is not being saved.", "error", "Session not saved")
                 return
-            self.files.forget_recorded()
-            self.files.record()
-            await self._note(f"New session {self.engine.application.session.id}.")
+            await self._note(f"New session {self.engine.session.id}.")
         else:
             await self._note("New conversation.")
 
@@ -190,21 +188,20 @@ class Sessions:
         from core.sessions import SessionError
 
         await self.conversation.clear(keep_files=False)
-        application = self.engine.application
+        session = self.engine.session
         try:
-            notices = await asyncio.to_thread(application.start_session, resume=session_id, fork_if_locked=True)
+            notices = await asyncio.to_thread(session.switch, session_id)
         except SessionError as exc:
             await self._note(str(exc), "error", "Session not opened")
             return
         for notice in notices:
             await self._note(notice)
-        self.files.forget_recorded()
-        if application.loaded_session is not None:
-            await self.restore(application.loaded_session)
+        if session.loaded is not None:
+            await self.restore(session.loaded)
 
     def list_sessions(self) -> list[Any]:
         """This project's sessions, newest first (blocking: run in a thread)."""
-        store = getattr(self.engine.application, "session_store", None)
+        store = self.engine.session.store
         if store is None:
             from core.sessions import SessionStore
 
@@ -215,7 +212,7 @@ class Sessions:
         """``/export [path]``: the conversation as Markdown."""
         from core.sessions import ExportError, export_markdown
 
-        history = list(getattr(self.engine.handler, "conversation_history", None) or [])
+        history = self.engine.session.history
         if not history:
             await self._note("Nothing to export yet.")
             return
@@ -237,11 +234,8 @@ class Sessions:
 
     def transcript_markdown(self) -> str:
         """The whole conversation as Markdown (what /export writes), pruned messages included."""
-        history = getattr(self.engine.handler, "conversation_history", None)
-        if history:
-            from core.sessions import render_markdown
-
-            return render_markdown(list(history))
+        if self.engine.session.history:
+            return self.engine.session.transcript_markdown()
         lines = [f"**{entry['role']}**: {entry['content']}" for entry in self.conversation.transcript]
         return "\n\n".join(lines) or "(nothing yet)"
 

@@ -120,7 +120,7 @@ async def drop(ctx: CommandContext, args: str) -> None:
     if not args:
         await note(ctx.chat, "Usage: /drop <glob or path>", "warning")
         return
-    dropped = [path for pattern in args.split() for path in ctx.files.drop_files(pattern)]
+    dropped = [path for pattern in args.split() for path in await ctx.files.drop_files(pattern)]
     message = f"Dropped {len(dropped)} file{'s' if len(dropped) != 1 else ''}." if dropped else f"Nothing in the context matches {args!r}."
     await note(ctx.chat, message, "info" if dropped else "warning")
 

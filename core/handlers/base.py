@@ -101,8 +101,8 @@ class BaseHandler(BaseHandlerSpecApi):
 
     @property
     def pinned_files(self) -> list[str]:
-        """The picked files, absolute paths in order (a view of :attr:`file_context`)."""
-        return self.file_context._picked  # noqa: SLF001 - live until the TUI commands core.session.Session
+        """The picked files, absolute paths in order (a copy: change them through ``core.session.Session``)."""
+        return self.file_context.picked
 
     @pinned_files.setter
     def pinned_files(self, paths: list[str]) -> None:

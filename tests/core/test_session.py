@@ -51,7 +51,8 @@ async def test_file_context_is_sent_recorded_and_restored_whole(fake_llm: FakeLL
     application = make_application(fake_llm, project)
     state = application.session_state
     state.start()
-    outcome = await state.add_files("src/*.py")
+    outcome = await state.plan_add("src/*.py")
+    await state.commit_add(outcome)
     a, b = (str(project / "src" / name) for name in ("a.py", "b.py"))
     assert [str(p) for p in outcome.added] == [a, b]
     application.handler.read_only_files = [b]  # as the TUI does at turn start today; recorded with the next change

@@ -14,7 +14,7 @@ from core.providers.anthropic import ClaudeProvider
 from core.tools.files import read_file_tool
 from core.types import is_error
 from tests.memory.conftest import git, write_tree
-from tui.context_ops import plan_add
+from core.file_context import plan_add
 
 BIG = 300 * 1024
 

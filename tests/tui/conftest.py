@@ -19,6 +19,7 @@ import pytest
 
 from core import events as ev
 from core.config import Settings
+from core.file_context import FileContext
 from core.types import ApprovalRequest, Decision, ToolCall, ok_result
 from tests.fake_llm import FakeLLM
 from tui.app import AssistantApp, make_app
@@ -72,13 +73,19 @@ class ScriptedHandler:
         self.project_root = project_root
         self.config = settings or Settings(project_root=project_root, anthropic_api_key="test")
         self.approve: Any = None
-        self.pinned_files: list[str] = []
+        self.file_context = FileContext(project_root)
+        """Picked, read-only and suggested files, as the real handler holds them (the session commands them)."""
+        self.session_allowed: set[str] = set()
         self.conversation_history: list[dict[str, Any]] = []
         self.queries: list[str] = []
         self.decisions: list[Decision] = []
         self.cancelled = 0
         self.resets = 0
         self.metrics: dict[str, Any] = {"turns": 0, "tool_calls_this_turn": 0, "max_tool_calls": 10, "total_tool_calls": 0, "estimated_tokens": 0, "context_window": self.config.context_window}
+
+    @property
+    def pinned_files(self) -> list[str]:
+        return self.file_context.picked
 
     def get_provider_identifier(self) -> str:
         return "anthropic:claude-sonnet-4-5"

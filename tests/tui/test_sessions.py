@@ -25,7 +25,7 @@ async def test_resume_restores_chat_context_and_trace(project: Path, fake_llm: F
         await send(pilot, "/add src/app.py")
         await wait_for(pilot, lambda: len(first.pinned) == 1)
         await pilot.press("ctrl+g", "r")  # mark it read-only in the context pane
-        await wait_for(pilot, lambda: bool(first.file_context.read_only))
+        await wait_for(pilot, lambda: bool(first.engine.session.context.read_only))
         first.prompt.focus()
         await send(pilot, "shout abc")
         await finish_turn(pilot)
@@ -93,10 +93,10 @@ async def test_sessions_without_a_message_are_neither_listed_nor_kept(project: P
     app = make_app(settings, clock=FixedClock())
     async with app.run_test(size=SIZE) as pilot:
         await app.wait_started()
-        sessions_dir = app.application.session_store.project_dir(project)
+        sessions_dir = app.application.session_state.store.project_dir(project)
         empty_id = app.application.session.id
         await send(pilot, "/add src/app.py")  # the context pane is recorded, but it is no message
-        await wait_for(pilot, lambda: app.file_context.recorded is not None and len(app.file_context.recorded) == 1)
+        await wait_for(pilot, lambda: len(app.engine.session.context.picked) == 1)
         await send(pilot, "/new")
         await wait_for(pilot, lambda: app.application.session.id != empty_id)
         await send(pilot, "hello")
