@@ -166,6 +166,13 @@ class FileContext:
             self._read_only.discard(path)
         return dropped
 
+    def toggle_read_only(self, path: str) -> bool:
+        """Flip a picked file's read-only flag; returns the new flag (False for a file not picked)."""
+        if path not in self._picked:
+            return False
+        self._read_only ^= {path}
+        return path in self._read_only
+
     def suggest(self, paths: Iterable[str]) -> None:
         """Replace the suggestions (relative paths are taken from the project root)."""
         resolved = [p if Path(p).is_absolute() else str((self.project_root / p).resolve()) for p in paths]

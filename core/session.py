@@ -153,6 +153,12 @@ class Session:
         await self._context_changed()
         return dropped
 
+    async def toggle_read_only(self, path: str) -> bool:
+        """Flip a picked file's read-only flag (aider may read it, not edit it); returns the new flag."""
+        flag = self.context.toggle_read_only(path)
+        await self._context_changed()
+        return flag
+
     def suggest(self, paths: list[str]) -> None:
         """Show ``paths`` as suggestions (not recorded: a resumed session has none)."""
         self.context.suggest(paths)
