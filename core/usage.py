@@ -78,6 +78,34 @@ class Usage:
         return dollars / 1_000_000
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ContextMeter:
+    """How full the next request's context is: the one figure the context pane and the status line show.
+
+    The last response's real prompt tokens plus an estimate of what was added since
+    (messages, and picked files not yet sent); before the first response, an
+    estimate of everything. ``estimated`` says how much of ``tokens`` is estimated.
+    """
+
+    tokens: int
+    estimated: int
+    window: int
+
+    @property
+    def fraction(self) -> float:
+        """Share of the window used (0 when no window is known)."""
+        return self.tokens / self.window if self.window else 0.0
+
+    def as_metrics(self) -> dict[str, Any]:
+        """The resource metrics' keys for it (``estimated_tokens`` keeps SPEC 4's name)."""
+        return {
+            "estimated_tokens": self.tokens,
+            "context_estimated_tokens": self.estimated,
+            "context_window": self.window,
+            "context_used": round(self.fraction, 4),
+        }
+
+
 def anthropic_usage(raw: Any) -> Usage:
     """Normalise an Anthropic ``usage`` (SDK object or dict)."""
     get = raw.get if isinstance(raw, Mapping) else (lambda k, d=None: getattr(raw, k, d))

@@ -101,6 +101,7 @@ class AssistantApp(App[None]):
         self.prompt = PromptInput(menu=menu, completer=partial(complete, files=self.files), id="prompt")
         self.file_context = FileContext(self.engine, self.context_pane, self.chat, self)
         self.conversation = Conversation(self.engine, chat=self.chat, trace=self.trace, status=self.status, prompt=self.prompt, files=self.file_context, host=self)
+        self.file_context.on_change = self.conversation.refresh_metrics
         self.sessions = Sessions(self.engine, self.conversation, self.file_context)
         self.startup = StartUp(self.engine, sessions=self.sessions, conversation=self.conversation, file_context=self.file_context,
                                files=self.files, status=self.status, host=self, session_request=self.session_request)
@@ -223,6 +224,10 @@ class AssistantApp(App[None]):
     @on(ToolCallView.ViewRequested)
     def _view_call(self, event: ToolCallView.ViewRequested) -> None:
         self.conversation.show_call(event.record)
+
+    @on(StatusLine.ContextChanged)
+    def _context_changed(self, event: StatusLine.ContextChanged) -> None:
+        self.context_pane.show_context(event.figure)  # one context figure: the pane shows the status line's
 
     @on(ContextPane.Dropped)
     @on(ContextPane.Accepted)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from core.file_context import AddOutcome
 from tui.format import format_tokens
@@ -44,6 +44,8 @@ class FileContext:
         self.chat = chat
         self.host = host
         self._listening: "Session | None" = None
+        self.on_change: Callable[[], None] | None = None
+        """Called after each redraw: the picked files count in the context figure, so the status line re-reads it."""
 
     @property
     def session(self) -> "Session":
@@ -68,9 +70,10 @@ class FileContext:
         for path, reason in outcome.refused:
             await self.chat.add(NoteMessage(f"{session.context.display(str(path))} was not added: it {reason}.", kind="warning", title="Not added"))
         if not (outcome.added or outcome.refused or outcome.already):
-            await self.chat.add(NoteMessage(f"No file matches {pattern!r} in {session.project_root}.", kind="warning"))
+            ignored = " Files git ignores are left out of globs and directories: name one to add it." if outcome.glob else ""
+            await self.chat.add(NoteMessage(f"No file matches {pattern!r} in {session.project_root}.{ignored}", kind="warning"))
         budget = self.pane.budget
-        after = self.pane.picked_tokens + outcome.tokens
+        after = self.pane.context_tokens + outcome.tokens
         if outcome.added and budget and after > budget:
             from tui.screens.confirm import ConfirmScreen
 
@@ -137,6 +140,8 @@ class FileContext:
         """Redraw the context pane from the session's file context (a stat per file, nothing read)."""
         rows = self.session.entries()
         self.pane.set_entries([ContextEntry(r.path, r.display, r.tokens, "suggested" if r.source == "suggested" else "picked", r.read_only) for r in rows])
+        if self.on_change is not None:
+            self.on_change()
 
 
 __all__ = ["AddOutcome", "FileContext"]

@@ -79,6 +79,23 @@ def format_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
+CONTEXT_KEYS = ("estimated_tokens", "context_estimated_tokens", "context_window")
+"""The metrics keys of the context figure (:meth:`core.usage.ContextMeter.as_metrics`)."""
+CONTEXT_ESTIMATE_NOTE = "~ means partly estimated: the model's last reported input plus an estimate of what was added since"
+
+
+def context_figure(metrics: dict[str, Any]) -> tuple[float, str]:
+    """The context figure both the status line and the context pane show: ``(fraction, "~41k/200k")``.
+
+    Read from the handler's metrics (``estimated_tokens``, ``context_estimated_tokens``,
+    ``context_window``: :class:`core.usage.ContextMeter`); ``~`` marks a figure that is partly an estimate.
+    """
+    tokens = int(metrics.get("estimated_tokens") or 0)
+    window = int(metrics.get("context_window") or 0)
+    approx = "~" if metrics.get("context_estimated_tokens") else ""
+    return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}/{format_tokens(window)}"
+
+
 def summarize_args(parameters: dict[str, Any], width: int = 60) -> str:
     """A one-line summary of tool arguments: the main value if there is one, else compact JSON."""
     if not parameters:

@@ -132,7 +132,7 @@ async def files(ctx: CommandContext, args: str) -> None:
         await note(ctx.chat, "No files in the context. Add some with @, ctrl+o or /add <glob>.")
         return
     rows = [f"- `{entry.display}` · {format_tokens(entry.tokens)} tokens{' · read-only' if entry.read_only else ''}" for entry in picked]
-    rows.append(f"\n**{format_tokens(pane.picked_tokens)}** of {format_tokens(pane.budget)} tokens")
+    rows.append(f"\nFiles **{format_tokens(pane.picked_tokens)}** tokens · context **{pane.figure}** tokens")
     await ctx.chat.add(MarkdownNote("\n".join(rows), title=f"Context · {len(picked)} files"))
 
 

@@ -207,8 +207,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         final_stop = ""
         while True:
             heuristic = self.estimate_tokens(system_prompt, tools) if self.last_usage is None else 0
-            estimate, self.context_estimated = self.context_figure(heuristic)
-            self.last_estimated_tokens = estimate
+            estimate = self.last_estimated_tokens = self.context_meter(heuristic).tokens
             window = self.config.context_window
             if window and estimate >= window:
                 yield self._fail(

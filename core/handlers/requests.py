@@ -10,10 +10,13 @@ message (:mod:`core.turn_context`).
 from __future__ import annotations
 
 import datetime
+import os
 from typing import Any, Callable
 
+from core.memory.policy import estimate_file_tokens
 from core.plan import PLAN_INSTRUCTIONS
 from core.turn_context import ConversationFiles, turn_parts
+from core.usage import ContextMeter
 
 PROJECT_INSTRUCTIONS_FILE = "AGENTS.md"
 PROJECT_INSTRUCTIONS_LIMIT = 20_000
@@ -38,8 +41,6 @@ class RequestMixin:
 
     def _init_requests(self, instructions: str) -> None:
         self.handler_instructions = instructions
-        self.context_estimated = 0
-        """Tokens of the context figure that are estimated, not reported by the provider."""
         self.wall_clock: Callable[[], str] = current_time
         """The time each user message is stamped with (tests and benchmarks fix it)."""
         self._system_prompt: tuple[str, Any, str] | None = None
@@ -91,8 +92,40 @@ class RequestMixin:
         text, refusal = self.file_access.load(path)
         return text, refusal.reason if refusal is not None else ""
 
+    def context_meter(self, heuristic: int | None = None) -> ContextMeter:
+        """How full the next request is: the one context figure (the pane, the status line, the window check).
+
+        The last response's real prompt tokens plus an estimate of the messages added
+        since (before any response, an estimate of the whole request), plus the picked
+        files the next user message will carry (sized by a stat, never read).
+
+        Args:
+            heuristic: The whole-request estimate when the caller has it (the tool loop).
+        """
+        if heuristic is None:
+            heuristic = self.estimate_tokens(self.system_prompt(), self.get_tool_specs()) if self.last_usage is None else 0  # type: ignore[attr-defined]
+        tokens, estimated = self.context_figure(heuristic)  # type: ignore[attr-defined]
+        unsent = self.unsent_file_tokens()
+        return ContextMeter(tokens=tokens + unsent, estimated=estimated + unsent, window=int(self.config.context_window or 0))  # type: ignore[attr-defined]
+
+    def unsent_file_tokens(self) -> int:
+        """Estimated tokens of the picked files not in the conversation yet (the next user message adds them)."""
+        sent = self.conversation_files.copies
+        policy = self.file_access.policy
+        total = 0
+        for path in self.pinned_files:
+            if self._display_path(path) in sent:  # type: ignore[attr-defined]
+                continue
+            try:
+                size = os.stat(path).st_size
+            except OSError:
+                continue
+            if size <= policy.max_bytes:  # a file over the limit is not sent (the turn says why)
+                total += estimate_file_tokens(size)
+        return total
+
     def get_resource_metrics(self) -> dict[str, Any]:
         metrics = super().get_resource_metrics()  # type: ignore[misc]
-        metrics["context_estimated_tokens"] = self.context_estimated
+        metrics.update(self.context_meter().as_metrics())
         metrics["usage"] = self.usage_metrics()  # type: ignore[attr-defined]
         return metrics

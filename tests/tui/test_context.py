@@ -103,3 +103,30 @@ async def test_adding_past_the_budget_asks_first(project: Path) -> None:
         await pilot.press("y")
         await wait_for(pilot, lambda: picked(app) == ["src/app.py", "src/auth.py"])
         assert app.context_pane.over_warning
+
+
+def shown_figures(app: AssistantApp) -> tuple[str, str]:
+    """The context figure as the status line and the pane render it (their text on screen)."""
+    status = str(app.status.render())
+    pane = str(app.context_pane.query_one("#context-total").render())
+    return status, pane
+
+
+async def test_pane_and_status_line_show_one_context_figure(real_app: AssistantApp, fake_llm: FakeLLM, project: Path) -> None:
+    from tui.format import context_figure
+
+    def agreed_on_the_engines_figure() -> bool:
+        figure = context_figure(real_app.handler.get_resource_metrics())[1]
+        status, pane = shown_figures(real_app)
+        return f" {figure} " in status and f"context {figure}" in pane
+
+    fake_llm.script(Reply(text="Hello.", input_tokens=9_000))
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, "hi")
+        await finish_turn(pilot)
+        await wait_for(pilot, agreed_on_the_engines_figure)
+        assert "~9k/200k" in shown_figures(real_app)[1]  # the real input tokens, plus the estimated answer
+        await send(pilot, "/add src/app.py")
+        await wait_for(pilot, lambda: picked(real_app) == ["src/app.py"])
+        await wait_for(pilot, agreed_on_the_engines_figure)
+        assert real_app.handler.context_meter().tokens > 9_000 + (project / "src/app.py").stat().st_size // 4 - 1

@@ -1,9 +1,9 @@
-"""The file-context pane: what the next request contains, with token estimates against the budget."""
+"""The file-context pane: what the next request contains, and how full the context is (the status line's figure)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from rich.table import Table
 from rich.text import Text
@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.format import format_tokens
+from tui.format import CONTEXT_ESTIMATE_NOTE, context_figure, format_tokens
 
 WARN_AT = 0.8
 
@@ -63,9 +63,13 @@ class ContextPane(Vertical):
     def __init__(self, *, budget: int, id: str | None = None) -> None:
         super().__init__(id=id)
         self.budget = budget
+        """The context window in tokens."""
         self.entries: list[ContextEntry] = []
+        self.metrics: dict[str, Any] = {"estimated_tokens": 0, "context_estimated_tokens": 0, "context_window": budget}
+        """The handler's context figure (:class:`core.usage.ContextMeter` keys), as the status line shows it."""
         self._list = OptionList(id="context-files")
         self._total = Static("", id="context-total", markup=False)
+        self._total.tooltip = CONTEXT_ESTIMATE_NOTE
 
     def compose(self):  # type: ignore[override]
         yield self._list
@@ -77,11 +81,30 @@ class ContextPane(Vertical):
 
     @property
     def picked_tokens(self) -> int:
+        """Estimated tokens of the picked files."""
         return sum(entry.tokens for entry in self.entries if entry.source == "picked")
 
     @property
+    def context_tokens(self) -> int:
+        """Tokens the next request carries: the context figure."""
+        return int(self.metrics.get("estimated_tokens") or 0)
+
+    @property
+    def figure(self) -> str:
+        """The context figure as both this pane and the status line show it (``~41k/200k``)."""
+        return context_figure(self.metrics)[1]
+
+    @property
     def over_warning(self) -> bool:
-        return bool(self.budget) and self.picked_tokens >= WARN_AT * self.budget
+        return context_figure(self.metrics)[0] >= WARN_AT
+
+    def show_context(self, metrics: dict[str, Any]) -> None:
+        """Take the handler's context figure (the metrics the status line is given) and redraw the total."""
+        figure = {k: metrics[k] for k in ("estimated_tokens", "context_estimated_tokens", "context_window") if metrics.get(k) is not None}
+        if figure and {**self.metrics, **figure} != self.metrics:
+            self.metrics.update(figure)
+            if self.is_mounted:
+                self._refresh_view()
 
     def set_entries(self, entries: list[ContextEntry]) -> None:
         """Show these entries (picked first, then suggestions)."""
@@ -95,17 +118,17 @@ class ContextPane(Vertical):
         self._list.add_options([Option(_entry_row(entry), id=entry.path) for entry in self.entries])
         if self.entries:
             self._list.highlighted = min(highlighted or 0, len(self.entries) - 1)
-        total = self.picked_tokens
+        fraction, figure = context_figure(self.metrics)
         picked = sum(1 for entry in self.entries if entry.source == "picked")
         text = Text()
         if not self.entries:
             text.append("No files yet: @ in the prompt, ctrl+o, or /add <glob>\n", style="dim")
-        text.append(f"{picked} file{'s' if picked != 1 else ''} · {format_tokens(total)} / {format_tokens(self.budget)} tokens")
+        text.append(f"{picked} file{'s' if picked != 1 else ''} · context {figure}")
         suggested = len(self.entries) - picked
         if suggested:
             text.append(f"\n{suggested} suggested (○): a accepts", style="dim")
         if self.over_warning:
-            text.append(f"\n⚠ {total * 100 // max(1, self.budget)}% of the budget", style="bold")
+            text.append(f"\n⚠ {fraction:.0%} of the context window", style="bold")
         self._total.update(text)
         self._total.set_class(self.over_warning, "-warning")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import Static
 
 from core.usage import money
-from tui.format import format_tokens
+from tui.format import CONTEXT_KEYS, context_figure, format_tokens
 
 METER_CELLS = 8
 WARN_AT = 0.8
@@ -37,6 +38,13 @@ class StatusLine(Static):
     the model, the context figures and the state always stay.
     """
 
+    class ContextChanged(Message):
+        """The context figure changed: the context pane shows the same one (the app hands it over)."""
+
+        def __init__(self, figure: dict[str, Any]) -> None:
+            super().__init__()
+            self.figure = figure
+
     def __init__(self, *, provider: str, context_window: int, max_tool_calls: int, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.provider = provider
@@ -55,8 +63,11 @@ class StatusLine(Static):
 
     def update_metrics(self, metrics: dict[str, Any]) -> None:
         """Merge the handler's latest metrics and redraw."""
+        before = {k: self.metrics.get(k) for k in CONTEXT_KEYS}
         self.metrics.update({k: v for k, v in metrics.items() if v is not None})
         self._render_line()
+        if (figure := {k: self.metrics.get(k) for k in CONTEXT_KEYS}) != before:
+            self.post_message(self.ContextChanged(figure))
 
     def set_state(self, state: str) -> None:
         """What the app is doing: ``ready``, ``thinking…``, ``running tool`` … (called per streamed delta: free when unchanged)."""
@@ -68,19 +79,12 @@ class StatusLine(Static):
         self.provider = provider
         self._render_line()
 
-    @property
-    def context_fraction(self) -> float:
-        window = int(self.metrics.get("context_window") or 0)
-        return int(self.metrics.get("estimated_tokens") or 0) / window if window else 0.0
-
     def on_resize(self) -> None:
         self._render_line()
 
-    def _parts(self, fraction: float, warn: bool) -> list[tuple[str, Text]]:
+    def _parts(self, fraction: float, figures: str, warn: bool) -> list[tuple[str, Text]]:
         """The line's parts in display order, each named by what :data:`DROP_ORDER` calls it."""
         m = self.metrics
-        estimated = "~" if m.get("context_estimated_tokens") else ""  # partly an estimate: what was added since the last response
-        figures = f"{estimated}{format_tokens(int(m.get('estimated_tokens') or 0))}/{format_tokens(int(m.get('context_window') or 0))}"
         parts = [
             ("provider", Text(self.provider, style="bold")),
             ("turn", Text(f"turn {m.get('user_turns', 0)}")),  # user turns; SPEC's "turns" counts model responses
@@ -98,9 +102,9 @@ class StatusLine(Static):
         return parts
 
     def _render_line(self) -> None:
-        fraction = self.context_fraction
+        fraction, figures = context_figure(self.metrics)  # "~": partly an estimate; the context pane shows the same
         warn = fraction >= WARN_AT
-        line = fit_line(self._parts(fraction, warn), self.size.width)
+        line = fit_line(self._parts(fraction, figures, warn), self.size.width)
         if line != self._line:
             self._line = line
             self.update(line, layout=False)  # one line of fixed height and width: a repaint, never a layout
