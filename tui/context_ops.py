@@ -8,7 +8,6 @@ it was given, nothing else, and never to the handler.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
