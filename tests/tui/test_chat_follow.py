@@ -119,6 +119,7 @@ async def test_keys_a_click_and_sending_follow_again(settings, project) -> None:
 
         chat.focus()  # End in the chat itself
         await pilot.press("home")
+        await wait_for(pilot, lambda: chat.scroll_y == 0)  # Home scrolls with an animation: let it end
         await chat.add(NoteMessage("arrived while reading", kind="info"))
         await pilot.pause()
         assert chat.scroll_y == 0 and chat.unseen == 1
@@ -128,6 +129,7 @@ async def test_keys_a_click_and_sending_follow_again(settings, project) -> None:
         assert chat.following and chat.scroll_y == chat.max_scroll_y and not marker.display
 
         await pilot.press("home")  # a click on the marker
+        await wait_for(pilot, lambda: chat.scroll_y == 0)
         await chat.add(NoteMessage("another", kind="info"))
         await pilot.pause()
         assert await pilot.click(NewOutputMarker)
