@@ -92,9 +92,33 @@ class Session:
         if self.handler is not None:
             self.handler.approve = approve
 
+    @property
+    def approval_mode(self) -> str:
+        """``ask``, ``allow`` or ``deny``: how tool calls that change things are approved."""
+        return str(self.handler.config.approval_mode) if self.handler is not None else "ask"
+
+    def set_approval_mode(self, mode: str) -> None:
+        """Switch the approval mode (ACP's session modes); it applies from the next tool call."""
+        if self.handler is not None:
+            self.handler.config.approval_mode = mode
+
     def metrics(self) -> dict[str, Any]:
         """Resource use so far: turns, tool calls, tokens, context, usage and cost (SPEC 4)."""
         return self.handler.get_resource_metrics() if self.handler is not None else {}
+
+    @property
+    def usage(self) -> Any:
+        """The provider-reported usage of every response (``core.usage.UsageLedger``), None without an engine."""
+        return getattr(self.handler, "usage", None)
+
+    @property
+    def budget(self) -> Any:
+        """The token and money limits (``core.handlers.budget``), None without an engine."""
+        return getattr(self.handler, "budget", None)
+
+    def refresh_budget(self) -> str:
+        """``/budget``: a fresh session allowance; what it allows ("" when only per-turn limits are set)."""
+        return self.handler.refresh_budget()
 
     def entries(self) -> list[ContextFile]:
         """The context pane's rows with their token figures (may read new files: call off the loop)."""

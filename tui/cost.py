@@ -42,9 +42,9 @@ def _table(label: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
     return table
 
 
-def cost_report(handler: Any, *, last_turns: int = 10) -> RenderableType:
-    """The ``/cost`` report of ``handler``: totals, per turn and per model tables, budget, price source."""
-    ledger: UsageLedger | None = getattr(handler, "usage", None)
+def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
+    """The ``/cost`` report of ``session`` (``core.session.Session``): totals, per turn and per model tables, budget, price source."""
+    ledger: UsageLedger | None = session.usage
     if not isinstance(ledger, UsageLedger) or not ledger.entries:
         return Text("No model responses yet in this session, so nothing has been spent.")
     summary = ledger.summary()
@@ -60,7 +60,7 @@ def cost_report(handler: Any, *, last_turns: int = 10) -> RenderableType:
     if len(turns) > last_turns:
         parts.append(Text(f"(turns 1–{turns[-last_turns - 1]['turn']} not shown)", style="dim"))
     parts += [Text(""), _table("model", [(row["model"], row) for row in summary["per_model"]])]
-    budget = getattr(handler, "budget", None)
+    budget = session.budget
     if budget is not None and budget.active:
         limits = []
         if budget.session_cost:
@@ -83,15 +83,14 @@ def cost_report(handler: Any, *, last_turns: int = 10) -> RenderableType:
     return Group(*parts)
 
 
-def budget_message(handler: Any) -> str:
-    """``/budget``: a fresh session allowance, or how to set one."""
-    refresh = getattr(handler, "refresh_budget", None)
-    budget = getattr(handler, "budget", None)
-    if refresh is None or budget is None:
+def budget_message(session: Any) -> str:
+    """``/budget``: a fresh session allowance for ``session``, or how to set one."""
+    budget = session.budget
+    if budget is None:
         return "Budgets are not available: the engine did not start."
     if not budget.active:
         return "No budget is set. Set one with --max-cost USD, --max-turn-cost USD, or max_cost / max_turn_cost / max_session_tokens / max_turn_tokens in the config."
-    allowed = refresh()
+    allowed = session.refresh_budget()
     if not allowed:
         return "Only per-turn budgets are set; each new message starts with a fresh allowance."
     return f"Fresh session allowance: {allowed} from now on. Send your message again (or 'continue')."

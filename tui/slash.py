@@ -139,7 +139,7 @@ async def files(ctx: CommandContext, args: str) -> None:
 async def cost(ctx: CommandContext, args: str) -> None:
     from tui.cost import cost_report
 
-    widget = Static(cost_report(ctx.engine.handler), classes="md-note cost")
+    widget = Static(cost_report(ctx.engine.session), classes="md-note cost")
     widget.border_title = "Cost"
     await ctx.chat.add(widget)
 
@@ -147,7 +147,7 @@ async def cost(ctx: CommandContext, args: str) -> None:
 async def budget(ctx: CommandContext, args: str) -> None:
     from tui.cost import budget_message
 
-    await note(ctx.chat, budget_message(ctx.engine.handler), "info", "/budget")
+    await note(ctx.chat, budget_message(ctx.engine.session), "info", "/budget")
 
 
 async def task(ctx: CommandContext, args: str) -> None:

@@ -204,7 +204,7 @@ class AssistantAgent:
         session = self._session(session_id)
         if mode_id not in {mode.id for mode in MODES}:
             raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}; the modes are ask, allow and deny"})
-        session.application.handler.config.approval_mode = mode_id
+        session.application.session_state.set_approval_mode(mode_id)
         log.info("ACP session %s: approval mode %s", session_id, mode_id)
         return SetSessionModeResponse()
 
@@ -316,9 +316,9 @@ class AssistantAgent:
 
     @staticmethod
     def _needs_approval(application: Any, name: str) -> bool:
-        handler = application.handler
-        spec = handler.registered_tools.get(name) or {}
-        return bool(spec.get("requires_approval")) and handler.config.approval_mode == "ask" and name not in application.session_state.approvals
+        spec = application.handler.registered_tools.get(name) or {}
+        state = application.session_state
+        return bool(spec.get("requires_approval")) and state.approval_mode == "ask" and name not in state.approvals
 
     # -- helpers ---------------------------------------------------------------------
     async def _application(self, cwd: str) -> Any:
