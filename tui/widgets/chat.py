@@ -72,6 +72,8 @@ class StreamedMarkdown(ChatMarkdown):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._appending = 0
+        self.appends_done = 0
+        """Appends rendered so far (a refresh after the latest one means the blocks' heights are current)."""
 
     @property
     def busy(self) -> bool:
@@ -87,6 +89,7 @@ class StreamedMarkdown(ChatMarkdown):
                 await pending
             finally:
                 self._appending -= 1
+                self.appends_done += 1
                 if not self._appending and isinstance(self.parent, AssistantMessage):
                     self.parent.appended()
 
@@ -139,8 +142,8 @@ class AssistantMessage(Vertical):
         self._drained: asyncio.Event | None = None
         self._sealed: list[Widget] = []
         self._sealed_width = 0
-        self._laid_out = True
-        """The screen has laid out the last write (block heights are current): only then may :meth:`seal` read them."""
+        self._laid_out_at = 0
+        """``appends_done`` of the body when the screen last laid it out: equal to it, block heights are current."""
 
     def compose(self):  # type: ignore[override]
         yield self._body
@@ -196,9 +199,7 @@ class AssistantMessage(Vertical):
         """Write what is pending to the Markdown stream."""
         if not self._pending or self.finished:
             return
-        if self._laid_out:
-            self.seal()  # blocks laid out since the last write: their layout change rides with this one
-        self._laid_out = False
+        self.seal()  # blocks laid out since the last write: their layout change rides with this one
         text = "".join(self._pending)
         self._pending.clear()
         self._pending_chars = 0
@@ -215,15 +216,18 @@ class AssistantMessage(Vertical):
 
         (A mount holds frames back, so back-to-back writes would starve the screen.)
         """
-        self.call_after_refresh(self._refreshed)
+        self.call_after_refresh(self._refreshed, self._body.appends_done)
 
-    def _refreshed(self) -> None:
-        """The last write is on screen, so its blocks' heights are real: they may be sealed, the next write may go."""
-        self._laid_out = True
+    def _refreshed(self, appends: int) -> None:
+        """Append number ``appends`` is on screen: if it is still the latest, its blocks' heights are real
+        and may be sealed. The next write may go."""
+        self._laid_out_at = appends
         self._schedule()
 
     def seal(self) -> None:
         """Give laid-out blocks that can no longer change their height (all but the last while streaming)."""
+        if self._laid_out_at != self._body.appends_done or self._body.busy:
+            return  # what the last append changed is not laid out yet: its heights would be stale
         blocks = list(self._body.children)
         if not self.finished:
             blocks = blocks[:-1]
