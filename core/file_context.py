@@ -12,9 +12,10 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from core.memory.policy import FilePolicy
+if TYPE_CHECKING:  # imported where used: the policy pulls in the index, git and pathspec, not needed for the first frame
+    from core.memory.policy import FilePolicy
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -49,7 +50,10 @@ def plan_add(pattern: str, root: Path, current: list[str], policy: FilePolicy | 
         current: Absolute paths already in the context.
         policy: The project's file policy (the engine's, sharing its index); a private one when None.
     """
-    policy = policy or FilePolicy(root)
+    if policy is None:
+        from core.memory.policy import FilePolicy
+
+        policy = FilePolicy(root)
     expansion = policy.expand(pattern)
     outcome = AddOutcome(glob=expansion.glob)
     present = set(current)
@@ -107,7 +111,11 @@ class FileContext:
 
     def __init__(self, project_root: Path, policy: FilePolicy | None = None) -> None:
         self.project_root = Path(project_root).resolve()
-        self.policy = policy or FilePolicy(self.project_root)
+        if policy is None:
+            from core.memory.policy import FilePolicy
+
+            policy = FilePolicy(self.project_root)
+        self.policy = policy
         """The project's one file policy (size, binary, secrets, ignore rules): what may be picked."""
         self._picked: list[str] = []
         self._read_only: set[str] = set()
