@@ -133,6 +133,12 @@ class TestAllowedCommands:
         assert result["status"] == "success" and "printed no paths" in result["content"]
         assert result["content"].strip().endswith("5")
 
+    async def test_long_non_path_output_says_how_much_was_cut(self, repo: Path) -> None:
+        (repo / "notes.txt").write_text("word " * 1000)  # 5,000 characters, no paths
+        result = await run_file_path_command({"command": "cat notes.txt"}, project_root=repo)
+        assert result["status"] == "success" and "printed no paths" in result["content"]
+        assert result["content"].rstrip().endswith("[... 2,999 more characters not shown]"), result["content"][-200:]
+
     async def test_bad_params(self, repo: Path) -> None:
         assert is_error(await run_file_path_command({}, project_root=repo))
         assert is_error(await run_file_path_command({"command": 42}, project_root=repo))
