@@ -35,7 +35,7 @@ from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane, EntryMessage
 from tui.widgets.footer import KeyFooter
-from tui.widgets.prompt import CompletionMenu, PromptInput
+from tui.widgets.prompt import PromptArea, PromptInput
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
 
@@ -97,8 +97,8 @@ class AssistantApp(App[None]):
         self.context_pane = ContextPane(budget=settings.context_window, id="context")
         self.trace = ToolTrace(clock=self.clock, id="trace")
         self.status = StatusLine(provider=self.engine.provider_label, context_window=settings.context_window, max_tool_calls=settings.max_tool_calls, id="status")
-        menu = CompletionMenu(id="completion")
-        self.prompt = PromptInput(menu=menu, completer=partial(complete, files=self.files), id="prompt")
+        prompt_area = PromptArea(completer=partial(complete, files=self.files), id="prompt-area")
+        self.prompt = prompt_area.input
         self.file_context = FileContext(self.engine, self.context_pane, self.chat, self)
         self.conversation = Conversation(self.engine, chat=self.chat, trace=self.trace, status=self.status, prompt=self.prompt, files=self.file_context, host=self)
         self.file_context.on_change = self.conversation.refresh_metrics
@@ -111,8 +111,7 @@ class AssistantApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="chat-column"):
                 yield self.chat
-                yield menu
-                yield self.prompt
+                yield prompt_area
             with Vertical(id="side"):
                 yield self.context_pane
                 yield self.trace

@@ -127,3 +127,105 @@ def test_each_command_uses_only_what_it_declares() -> None:
         tree = ast.parse(textwrap.dedent(inspect.getsource(command.run)))
         used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ctx"}
         assert used == set(command.needs), f"{command.name} uses {sorted(used)} but declares {sorted(command.needs)}"
+
+
+# -- widgets never reach across to siblings -------------------------------------------------
+
+WIDGET_PACKAGES = ("tui/widgets", "tui/screens")
+SIBLING_LOOKUPS = frozenset({"query", "query_one", "query_exactly_one", "query_children", "get_widget_by_id", "get_child_by_id", "get_child_by_type", "children", "walk_children"})
+"""What finds other widgets: called on ``self.app``, ``self.screen`` or ``self.parent``, it finds a sibling."""
+
+
+def _widget_names() -> set[str]:
+    """The names of every widget class loaded once the app is imported (Textual's and ours)."""
+    import tui.app  # noqa: F401  (imports every widget and screen the app uses)
+    from textual.widget import Widget
+
+    names: set[str] = set()
+    pending = [Widget]
+    while pending:
+        cls = pending.pop()
+        names.add(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    return names
+
+
+def _widgets_taken(cls: type, widget_names: set[str]) -> list[str]:
+    """The parameters of ``cls``'s constructor whose annotation names a widget (``*children`` excepted)."""
+    import re
+
+    found = []
+    for name, parameter in inspect.signature(cls.__init__).parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL or parameter.annotation is inspect.Parameter.empty:
+            continue
+        annotation = parameter.annotation if isinstance(parameter.annotation, str) else getattr(parameter.annotation, "__name__", str(parameter.annotation))
+        if set(re.findall(r"\w+", annotation)) & widget_names:
+            found.append(f"{cls.__name__}({name}: {annotation})")
+    return found
+
+
+def _reaches(source: str) -> list[str]:
+    """Where ``source`` looks up widgets through the app, the screen or the parent, or reads our App's attributes."""
+    from textual.app import App
+    from textual.screen import Screen
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name)):
+            continue
+        if node.value.value.id != "self" or node.value.attr not in {"app", "screen", "parent"}:
+            continue
+        owner, name = node.value.attr, node.attr
+        api = {"app": App, "screen": Screen}.get(owner)
+        if name in SIBLING_LOOKUPS or (api is not None and not hasattr(api, name)):
+            found.append((node.lineno, f"line {node.lineno}: self.{owner}.{name}"))
+    return [text for _, text in sorted(found)]
+
+
+def test_no_widget_takes_another_widget_to_drive() -> None:
+    """A widget's constructor takes data and services, never another widget: what it shows, it composes."""
+    import importlib
+
+    widget_names = _widget_names()
+    offending: list[str] = []
+    for package in WIDGET_PACKAGES:
+        for name in _modules(package):
+            module = importlib.import_module(name)
+            for cls in vars(module).values():
+                # our constructors only: Textual's Markdown blocks are built by (and given) the Markdown they belong to
+                if isinstance(cls, type) and cls.__module__ == name and cls.__name__ in widget_names and "__init__" in vars(cls):
+                    offending += _widgets_taken(cls, widget_names)
+    assert offending == []
+
+
+def test_no_widget_looks_up_its_siblings() -> None:
+    """No widget or screen queries the app, the screen or its parent for other widgets, nor reads our App's attributes."""
+    offending = {
+        name: found
+        for package in WIDGET_PACKAGES
+        for name, path in _modules(package).items()
+        if (found := _reaches(path.read_text(encoding="utf-8")))
+    }
+    assert offending == {}
+
+
+def test_the_sibling_checks_find_a_widget_that_reaches_across() -> None:
+    source = textwrap.dedent('''
+        from __future__ import annotations
+        from textual.widget import Widget
+
+        class Bad(Widget):
+            def __init__(self, *, menu: OptionList | None, size: int) -> None:
+                super().__init__()
+
+            def on_key(self) -> None:
+                self.app.query_one("#chat")
+                self.parent.children
+                self.app.prompt
+                self.app.notify("fine")
+                self.screen.focused
+    ''')
+    namespace: dict[str, object] = {}
+    exec(compile(source, "bad.py", "exec"), namespace)
+    assert _widgets_taken(namespace["Bad"], _widget_names()) == ["Bad(menu: OptionList | None)"]  # type: ignore[arg-type]
+    assert _reaches(source) == ["line 10: self.app.query_one", "line 11: self.parent.children", "line 12: self.app.prompt"]

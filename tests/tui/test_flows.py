@@ -14,9 +14,10 @@ import pytest
 from core.config import Settings
 from core.types import Decision
 from tests.fake_llm import FakeLLM, HTTPError, Reply, Tool
-from tests.tui.conftest import SIZE, FixedClock, finish_turn, send, wait_for, widgets
+from tests.tui.conftest import SIZE, FixedClock, ScriptedHandler, finish_turn, send, wait_for, widgets
 from tui.app import AssistantApp, make_app
 from tui.widgets.chat import AssistantMessage, NoteMessage, PlanView, ToolCallLine
+from tui.widgets.prompt import CompletionMenu
 
 async def test_tool_loop_streams_into_chat_and_trace(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
     fake_llm.script(Reply(text="Checking the text.", tools=[Tool("echo", {"text": "abc"})]), Reply(text="It is **ABC**."))
@@ -100,6 +101,24 @@ async def test_escape_closes_the_menu_without_cancelling(real_app: AssistantApp)
         assert real_app.prompt.menu.display
         await pilot.press("escape")
         assert not real_app.prompt.menu.display and real_app.prompt.text == "/"
+
+
+async def test_the_menu_shows_what_the_prompt_offers(settings: Settings, project: Path) -> None:
+    """The prompt decides what is offered; the menu draws it: Up/Down (wrapping), a click, Enter."""
+    app = make_app(settings, handler=ScriptedHandler([], project_root=project, settings=settings), clock=FixedClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        menu, offered = app.query_one(CompletionMenu), app.prompt.menu
+        assert menu.display and menu.candidates == tuple(offered.candidates) and menu.highlighted == 0
+        await pilot.press("up")  # from the first to the last
+        assert menu.highlighted == offered.highlighted == len(offered.candidates) - 1
+        await pilot.press("down", "down")
+        assert menu.highlighted == offered.highlighted == 1
+        third = offered.candidates[2].value
+        await pilot.click(CompletionMenu, offset=(4, 1 + 2 - menu.scroll_offset.y))  # the third row, under the border
+        assert offered.highlighted == menu.highlighted == 2
+        await pilot.press("enter")
+        assert app.prompt.text == f"{third} " and not menu.display and not offered.display
 
 
 @pytest.mark.parametrize(("key", "decision", "created"), [("y", Decision.ALLOW_ONCE, True), ("n", Decision.DENY, False)])

@@ -88,6 +88,11 @@ async def test_new_calls_come_into_view_after_one_was_expanded(settings: Setting
         await wait_for(pilot, lambda: app.trace.scroll_y >= app.trace.max_scroll_y, what="the trace follows the new calls")
         newest = list(app.trace.query(ToolCallView))[-1]
         assert newest.record.call.id == "c13" and newest.region.y >= app.trace.region.y
+        newest.focus()
+        await pilot.press("k", "up")  # the previous calls, from the newest one
+        assert app.focused is not None and app.focused.record.call.id == "c11"
+        await pilot.press("j", "down", "j")  # the next ones, stopping at the newest
+        assert app.focused.record.call.id == "c13"
 
 
 async def test_continue_is_sent_to_the_model(settings: Settings, project: Path) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Literal
 
 from rich.table import Table
 from rich.text import Text
-from textual import events
+from textual import events, on
 from textual.actions import SkipAction
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
@@ -36,31 +38,55 @@ class Completion:
 Completer = Callable[[str], "tuple[int, list[Completion]] | None"]
 
 
-class CompletionMenu(OptionList, can_focus=False):
-    """Candidates shown above the prompt while completing."""
+@dataclass
+class Completions:
+    """What the completion menu offers: the candidates for the token at the cursor and the highlighted one.
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.candidates: list[Completion] = []
-        self.display = False
+    The prompt owns it and changes it as the user types and presses Up/Down; it posts
+    :class:`PromptInput.CompletionsChanged` so that :class:`CompletionMenu` can draw it.
+    """
 
-    def show(self, candidates: list[Completion]) -> None:
-        self.candidates = candidates
-        self.clear_options()
-        self.add_options([Option(_completion_row(c)) for c in candidates])
-        self.highlighted = 0 if candidates else None
-        self.display = bool(candidates)
+    candidates: list[Completion] = field(default_factory=list)
+    highlighted: int | None = None
 
-    def hide(self) -> None:
-        self.display = False
-        self.candidates = []
+    @property
+    def display(self) -> bool:
+        """True while there is something to choose from (the menu is shown)."""
+        return bool(self.candidates)
 
     @property
     def current(self) -> Completion | None:
+        """The highlighted candidate, if any."""
         index = self.highlighted
-        if not self.display or index is None or not (0 <= index < len(self.candidates)):
+        if index is None or not (0 <= index < len(self.candidates)):
             return None
         return self.candidates[index]
+
+    def moved(self, step: int) -> int | None:
+        """The index ``step`` away from the highlighted one, wrapping around the ends (as ``OptionList`` does)."""
+        if not self.candidates:
+            return None
+        if self.highlighted is None:
+            return 0 if step > 0 else len(self.candidates) - 1
+        return (self.highlighted + step) % len(self.candidates)
+
+
+class CompletionMenu(OptionList, can_focus=False):
+    """Candidates shown above the prompt while completing: a view of the prompt's :class:`Completions`."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.candidates: tuple[Completion, ...] = ()
+        self.display = False
+
+    def show(self, candidates: tuple[Completion, ...], highlighted: int | None) -> None:
+        """Show ``candidates`` (none: hide) with ``highlighted`` highlighted."""
+        if candidates != self.candidates:
+            self.candidates = candidates
+            self.clear_options()
+            self.add_options([Option(_completion_row(c)) for c in candidates])
+        self.highlighted = highlighted
+        self.display = bool(candidates)
 
 
 def _completion_row(completion: Completion) -> Table:
@@ -108,6 +134,14 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class CompletionsChanged(Message):
+        """What the completion menu offers changed: other candidates, none (hide it), or another highlighted one."""
+
+        def __init__(self, completions: Completions) -> None:
+            super().__init__()
+            self.candidates = tuple(completions.candidates)
+            self.highlighted = completions.highlighted
+
     class CompletionAccepted(Message):
         """A completion was inserted (the app adds ``@`` files to the context)."""
 
@@ -115,7 +149,7 @@ class PromptInput(TextArea):
             super().__init__()
             self.completion = completion
 
-    def __init__(self, *, menu: CompletionMenu, completer: Completer | None = None, history: list[str] | None = None, id: str | None = None) -> None:
+    def __init__(self, *, completer: Completer | None = None, history: list[str] | None = None, id: str | None = None) -> None:
         super().__init__(
             id=id,
             tab_behavior="focus",
@@ -124,7 +158,8 @@ class PromptInput(TextArea):
             highlight_cursor_line=False,
             placeholder="Ask anything · / for commands · @ for files",
         )
-        self.menu = menu
+        self.menu = Completions()
+        """What the completion menu offers (the menu widget draws it from :class:`CompletionsChanged`)."""
         self.completer = completer
         self.prompt_history: list[str] = list(history or [])
         self._history_index = len(self.prompt_history)
@@ -143,7 +178,7 @@ class PromptInput(TextArea):
             # Esc closes the menu; otherwise it goes on to the app (cancel the reply).
             event.prevent_default()
             event.stop()
-            self.menu.hide()
+            self._offer([])
 
     def action_submit(self) -> None:
         current = self.menu.current
@@ -152,7 +187,7 @@ class PromptInput(TextArea):
             if token is None or token != current.value:
                 self._accept(current)
                 return
-        self.menu.hide()
+        self._offer([])
         text = self.text
         if not text.strip():
             return
@@ -174,7 +209,7 @@ class PromptInput(TextArea):
 
     def action_cursor_up(self, select: bool = False) -> None:
         if self.menu.display and not select:
-            self.menu.action_cursor_up()
+            self.highlight_completion(self.menu.moved(-1))
         elif not select and self.cursor_location[0] == 0 and self._history_index > 0:
             if self._history_index == len(self.prompt_history):
                 self._draft = self.text
@@ -185,7 +220,7 @@ class PromptInput(TextArea):
 
     def action_cursor_down(self, select: bool = False) -> None:
         if self.menu.display and not select:
-            self.menu.action_cursor_down()
+            self.highlight_completion(self.menu.moved(1))
         elif not select and self.cursor_location[0] == self.document.line_count - 1 and self._history_index < len(self.prompt_history):
             self._history_index += 1
             self._load(self.prompt_history[self._history_index] if self._history_index < len(self.prompt_history) else self._draft)
@@ -281,7 +316,7 @@ class PromptInput(TextArea):
         self._suppress_completion = True
         self.load_text(text)
         self.move_cursor(self.document.end)
-        self.menu.hide()
+        self._offer([])
 
     # -- completion --------------------------------------------------------
     def _line_before_cursor(self) -> str:
@@ -303,17 +338,27 @@ class PromptInput(TextArea):
             self.refresh_bindings()  # "f4 Expand paste" in the footer
         if self._suppress_completion:
             self._suppress_completion = False
-            self.menu.hide()
+            self._offer([])
             return
         self.refresh_completion()
 
     def refresh_completion(self) -> None:
         """Recompute the candidates for the token at the cursor."""
         found = self.completer(self._line_before_cursor()) if self.completer else None
-        if not found or not found[1]:
-            self.menu.hide()
-            return
-        self.menu.show(found[1])
+        self._offer(found[1] if found else [])
+
+    def _offer(self, candidates: list[Completion]) -> None:
+        """Offer ``candidates`` (none: close the menu), the first one highlighted."""
+        highlighted = 0 if candidates else None
+        if candidates != self.menu.candidates or highlighted != self.menu.highlighted:
+            self.menu.candidates, self.menu.highlighted = list(candidates), highlighted
+            self.post_message(self.CompletionsChanged(self.menu))
+
+    def highlight_completion(self, index: int | None) -> None:
+        """Highlight the candidate at ``index`` (Up/Down in the menu, or a click on it)."""
+        if self.menu.display and index != self.menu.highlighted and index is not None and 0 <= index < len(self.menu.candidates):
+            self.menu.highlighted = index
+            self.post_message(self.CompletionsChanged(self.menu))
 
     def _accept(self, completion: Completion) -> None:
         found = self.completer(self._line_before_cursor()) if self.completer else None
@@ -321,5 +366,39 @@ class PromptInput(TextArea):
         start = found[0] if found else column
         self._suppress_completion = True
         self.replace(completion.value + " ", (row, start), (row, column))
-        self.menu.hide()
+        self._offer([])
         self.post_message(self.CompletionAccepted(completion))
+
+
+class PromptArea(Vertical):
+    """The prompt with its completion menu above it.
+
+    The prompt decides what is offered (:class:`Completions`); this container passes each
+    :class:`PromptInput.CompletionsChanged` down to the menu, and a click on a candidate back
+    to the prompt. Neither child knows the other.
+    """
+
+    DEFAULT_CSS = """
+    PromptArea {
+        height: auto;
+    }
+    """
+
+    def __init__(self, *, completer: Completer | None = None, history: list[str] | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.completion_menu = CompletionMenu(id="completion")
+        self.input = PromptInput(completer=completer, history=history, id="prompt")
+
+    def compose(self) -> ComposeResult:
+        yield self.completion_menu
+        yield self.input
+
+    @on(PromptInput.CompletionsChanged)
+    def _show_completions(self, event: PromptInput.CompletionsChanged) -> None:
+        event.stop()
+        self.completion_menu.show(event.candidates, event.highlighted)
+
+    @on(OptionList.OptionSelected, "#completion")
+    def _completion_clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.input.highlight_completion(event.option_index)

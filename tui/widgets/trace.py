@@ -96,6 +96,14 @@ class ToolCallView(Widget, can_focus=True):
             super().__init__()
             self.record = record
 
+    class MoveRequested(Message):
+        """Up/Down on a call: the trace moves the focus to the previous or next call."""
+
+        def __init__(self, view: "ToolCallView", step: int) -> None:
+            super().__init__()
+            self.view = view
+            self.step = step
+
     def __init__(self, record: CallRecord, clock: Clock) -> None:
         super().__init__(classes="trace-call")
         self.record = record
@@ -158,11 +166,7 @@ class ToolCallView(Widget, can_focus=True):
         self.post_message(self.ViewRequested(self.record))
 
     def action_move(self, step: int) -> None:
-        siblings = [child for child in self.parent.children if isinstance(child, ToolCallView)] if self.parent else []
-        if self in siblings:
-            index = max(0, min(len(siblings) - 1, siblings.index(self) + step))
-            siblings[index].focus()
-            siblings[index].scroll_visible()
+        self.post_message(self.MoveRequested(self, step))
 
 
 def _indent(text: str) -> str:
@@ -315,6 +319,14 @@ class ToolTrace(VerticalScroll):
         self._views.clear()
         self._headers.clear()
         self._turn = (0, "")
+
+    def on_tool_call_view_move_requested(self, event: ToolCallView.MoveRequested) -> None:
+        event.stop()
+        views = list(self._views.values())
+        if event.view in views:
+            view = views[max(0, min(len(views) - 1, views.index(event.view) + event.step))]
+            view.focus()
+            view.scroll_visible()
 
     def focus_last(self) -> bool:
         """Focus the newest call; False when there is none."""
