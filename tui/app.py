@@ -31,6 +31,7 @@ from tui.help import help_renderable
 from tui.sessions import Sessions
 from tui.startup import StartUp
 from tui.slash import CommandContext
+from tui.turn import TurnRenderer
 from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane, EntryMessage
@@ -219,6 +220,14 @@ class AssistantApp(App[None]):
     async def _picked(self, paths: list[str] | None) -> None:
         for path in paths or []:
             await self.file_context.add_files(path)
+
+    @on(TurnRenderer.QueryReturned)
+    def _query_returned(self, event: TurnRenderer.QueryReturned) -> None:
+        self.prompt.restore(event.query)
+
+    @on(TurnRenderer.FilesSuggested)
+    def _files_suggested(self, event: TurnRenderer.FilesSuggested) -> None:
+        self.file_context.suggest(event.paths)
 
     @on(ToolCallView.ViewRequested)
     def _view_call(self, event: ToolCallView.ViewRequested) -> None:

@@ -58,7 +58,7 @@ class Conversation:
         """Everything shown in the chat, in order (the live widget tree is pruned; this is not)."""
         self.worker: Worker[None] | None = None
         self.renderer: TurnRenderer | None = None
-        self._view = TurnView(chat=chat, trace=trace, status=status, prompt=prompt, record=self.record, suggest=files.suggest, metrics=engine.metrics)
+        self._view = TurnView(chat=chat, trace=trace, status=status, post=host.post_message, record=self.record, metrics=engine.metrics)
 
     @property
     def running(self) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from rich.syntax import Syntax
+from textual.message import Message
 from textual.widgets import Static
 
 from core import events as ev
@@ -17,7 +18,6 @@ from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, Thinki
 
 if TYPE_CHECKING:
     from tui.widgets.chat import ChatView
-    from tui.widgets.prompt import PromptInput
     from tui.widgets.status import StatusLine
     from tui.widgets.trace import ToolTrace
 
@@ -35,23 +35,39 @@ _WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying", "se
 
 @dataclass(frozen=True, kw_only=True)
 class TurnView:
-    """What a turn writes to: the widgets it was given and three callbacks."""
+    """What a turn writes to: the chat, the trace and the status line; what it reports goes up as messages."""
 
     chat: "ChatView"
     trace: "ToolTrace"
     status: "StatusLine"
-    prompt: "PromptInput"
-    """Gets the query back when nothing was answered."""
+    post: Callable[[Message], object]
+    """Posts the turn's messages (:class:`TurnRenderer.QueryReturned`, :class:`TurnRenderer.FilesSuggested`) to the app."""
     record: Callable[..., None]
     """``record(role, content, **extra)`` appends to the transcript."""
-    suggest: Callable[[list[str]], None]
-    """Shows the files the memory system found relevant."""
     metrics: Callable[[], "dict[str, Any] | None"]
     """The handler's resource metrics (None when unavailable)."""
 
 
 class TurnRenderer:
-    """Applies one turn's events to the widgets, in order, on the event loop."""
+    """Applies one turn's events to the widgets, in order, on the event loop.
+
+    What belongs to other parts of the app is posted upward as a message instead:
+    the query to send again, the files found relevant.
+    """
+
+    class QueryReturned(Message):
+        """Nothing was answered (or the answer is incomplete): the query goes back to the prompt to be sent again."""
+
+        def __init__(self, query: str) -> None:
+            super().__init__()
+            self.query = query
+
+    class FilesSuggested(Message):
+        """The memory system found these files relevant to the query (offered, not picked)."""
+
+        def __init__(self, paths: list[str]) -> None:
+            super().__init__()
+            self.paths = paths
 
     def __init__(self, view: TurnView, query: str) -> None:
         self.view = view
@@ -96,7 +112,7 @@ class TurnRenderer:
                 self.trace.begin_turn(number, self.query)
                 self.status.update_metrics({"user_turns": number, "tool_calls_this_turn": 0})
                 self.status.set_state("thinking…")
-                self.view.suggest(list(files))
+                self.view.post(self.FilesSuggested(list(files)))
             case ev.ThinkingDelta(text=text):
                 if self.thinking is None:
                     self.thinking = ThinkingBlock()
@@ -208,7 +224,7 @@ class TurnRenderer:
         body = message or reason
         if not self.answered or reason == "incomplete_response":
             body += "\nYour message is back in the prompt: press Enter to send it again."
-            self.view.prompt.restore(self.query)
+            self.view.post(self.QueryReturned(self.query))
         await self.chat.add(NoteMessage(body, kind="error", title=title))
         self.view.record("error", message, reason=reason)
 
