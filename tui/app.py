@@ -36,6 +36,7 @@ from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane, EntryMessage
 from tui.widgets.footer import KeyFooter
+from tui.widgets.pasted import PastedMessage
 from tui.widgets.prompt import PromptArea, PromptInput
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
@@ -122,7 +123,7 @@ class AssistantApp(App[None]):
     @staticmethod
     def key_sections() -> list[tuple[str, list[Binding]]]:
         """The real bindings, by where they work (for ``/help``)."""
-        owners = [("anywhere", AssistantApp), ("prompt", PromptInput), ("chat", ChatView), ("trace", ToolCallView), ("context", ContextPane), ("approval", ApprovalScreen)]
+        owners = [("anywhere", AssistantApp), ("prompt", PromptInput), ("chat", ChatView), ("paste", PastedMessage), ("trace", ToolCallView), ("context", ContextPane), ("approval", ApprovalScreen)]
         return [(where, [b for b in owner.BINDINGS if isinstance(b, Binding)]) for where, owner in owners]
 
     def help_renderable(self) -> Any:

@@ -6,8 +6,10 @@ a terminal's bracketed paste (tried by hand in tmux with ``paste-buffer -p``).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from rich.console import Console
 from textual import events
 
 from core.sessions import load_session
@@ -22,6 +24,15 @@ LOG = "".join(f"2026-11-23 12:00:{i % 60:02d} INFO worker-{i % 7} handled reques
 CHIP = f"[pasted #1: {describe(LOG)}]"
 SHORT_LOG = LOG[: LOG.index("handled request 40 ")].rpartition("\n")[0] + "\n"
 SHORT_CHIP = f"[pasted #1: {describe(SHORT_LOG)}]"
+
+
+def test_help_lists_the_paste_keys(settings, project) -> None:
+    """/help has the prompt's f4 and the keys of a pasted message in the chat, with where they work."""
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(make_app(settings, handler=ScriptedHandler([], project_root=project, settings=settings)).help_renderable())
+    rows = [line.split() for line in console.export_text().splitlines()]
+    for key, where in [("f4", ["prompt"]), ("enter", ["paste"]), ("v", ["paste"])]:
+        assert any(row[:1] == [key] and row[-len(where):] == where and "past" in " ".join(row) for row in rows), (key, where)
 
 
 async def paste(pilot, text: str) -> None:

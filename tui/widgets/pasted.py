@@ -26,8 +26,8 @@ class PastedMessage(UserMessage, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("enter,space", "toggle", "Preview", tooltip="Show or hide the first lines of the pasted text", id="pasted.toggle"),
-        Binding("v", "view", "View paste", tooltip="The whole pasted text in a scrollable view", id="pasted.view"),
+        Binding("enter,space", "toggle", "Preview", tooltip="Show or hide the first lines of a pasted message in the chat", id="pasted.toggle"),
+        Binding("v", "view", "View paste", tooltip="A pasted message's whole text in a scrollable view", id="pasted.view"),
     ]
     COMPONENT_CLASSES = {"pasted-message--chip"}
     DEFAULT_CSS = """
