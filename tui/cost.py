@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -24,14 +26,15 @@ def _cost(row: dict[str, Any]) -> str:
     return "—"
 
 
-def _table(label: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
+def _table(label: str | None, rows: list[tuple[str, dict[str, Any]]], *, label_no_wrap: bool = False) -> Table:
+    """The figures of ``rows``, under a ``label`` column holding their names (None: no name column)."""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column(label, overflow="fold")  # the only column that may wrap: a long model name folds, numbers stay whole
+    if label is not None:
+        table.add_column(label, overflow="fold", no_wrap=label_no_wrap)  # numbers never wrap
     for header in _HEADERS:
         table.add_column(header, justify="right", no_wrap=True)
     for name, row in rows:
-        table.add_row(
-            name,
+        figures = (
             format_tokens(row["input_tokens"]),
             format_tokens(row["cache_write_tokens"]),
             format_tokens(row["cache_read_tokens"]),
@@ -39,7 +42,35 @@ def _table(label: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
             f"{row['hit_rate']:.0%}",
             _cost(row),
         )
+        table.add_row(*((name, *figures) if label is not None else figures))
     return table
+
+
+class ModelTable:
+    """The per-model table: a row per model when the names fit beside the figures, else each name on a line of its own above them.
+
+    At 80 columns the chat leaves about 40 for the table; the figures take 35 of them, and a
+    name squeezed into the rest broke into pieces of three letters (``cla|ude-|son…``).
+    """
+
+    def __init__(self, rows: list[tuple[str, dict[str, Any]]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = _table("model", self.rows, label_no_wrap=True)
+        if Measurement.get(console, options.update_width(10_000), wide).maximum <= options.max_width:  # every cell whole on one line
+            yield wide
+            return
+        # the figures alone (a line per row: nothing in them wraps), each model's name on the line above its figures
+        lines = console.render_lines(_table(None, self.rows), options, pad=False)
+        head, body = lines[: len(lines) - len(self.rows)], lines[len(lines) - len(self.rows):]
+        for line in head:
+            yield from line
+            yield Segment.line()
+        for (name, _), line in zip(self.rows, body):
+            yield Text(name, no_wrap=True, overflow="ellipsis")
+            yield from line
+            yield Segment.line()
 
 
 def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
@@ -59,7 +90,7 @@ def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
     parts: list[RenderableType] = [head, Text(""), _table("turn", shown)]
     if len(turns) > last_turns:
         parts.append(Text(f"(turns 1–{turns[-last_turns - 1]['turn']} not shown)", style="dim"))
-    parts += [Text(""), _table("model", [(row["model"], row) for row in summary["per_model"]])]
+    parts += [Text(""), ModelTable([(row["model"], row) for row in summary["per_model"]])]
     budget = session.budget
     if budget is not None and budget.active:
         limits = []
