@@ -81,7 +81,8 @@ def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
     summary = ledger.summary()
     head = Text()
     head.append(f"{format_tokens(summary['total_tokens'])} tokens", style="bold")
-    head.append(f" in {summary['responses']} responses · cache hit rate ")
+    responses = summary["responses"]
+    head.append(f" in {responses} response{'' if responses == 1 else 's'} · cache hit rate ")
     head.append(f"{summary['hit_rate']:.0%}", style="bold")
     head.append(" · estimated cost ")
     head.append(_cost(summary), style="bold")

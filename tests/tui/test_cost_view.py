@@ -35,3 +35,16 @@ def test_each_name_on_its_own_line_when_they_do_not() -> None:
     assert lines[3].split() == ["21", "7.8k", "16.7k", "557", "68%", "$0.0425"]
     assert lines[5].split() == ["7.9k", "0", "0", "60", "0%", "—"]
     assert lines[0].index("cost") + len("cost") == len(lines[3]) == len(lines[5])  # right-aligned under the header
+
+
+def test_the_totals_count_one_response_in_the_singular() -> None:
+    from types import SimpleNamespace
+
+    from core.usage import Usage, UsageLedger
+    from tui.cost import cost_report
+
+    ledger = UsageLedger()
+    ledger.add(1, "claude-sonnet-4-5", Usage(input_tokens=900, output_tokens=20))
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(cost_report(SimpleNamespace(usage=ledger, budget=None)))
+    assert "920 tokens in 1 response · cache hit rate 0%" in console.export_text()
