@@ -52,8 +52,8 @@ def show_top_when_taller(widget: Widget) -> None:
         widget.scroll_visible(top=True, animate=False)
 
 
-class HelpNote(Static):
-    """``/help`` in the chat; opens at its first line when taller than the chat (at 80x24)."""
+class LongNote(Static):
+    """``/help`` or ``/cost`` in the chat; opens at its first line when taller than the chat (at 80x24)."""
 
     _placed = False
 

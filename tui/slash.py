@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from textual.binding import Binding
-from textual.widgets import Static
 
 from tui.format import format_tokens
-from tui.help import HelpNote, help_renderable
+from tui.help import LongNote, help_renderable
 from tui.widgets.chat import MarkdownNote, NoteMessage
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ async def note(chat: "ChatView", text: str, kind: str = "info", title: str = "")
 
 
 async def help_(ctx: CommandContext, args: str) -> None:
-    widget = HelpNote(help_renderable(ctx.keys, ctx.commands), classes="md-note help")
+    widget = LongNote(help_renderable(ctx.keys, ctx.commands), classes="md-note help")
     widget.border_title = "Keys and commands"
     await ctx.chat.add(widget)
 
@@ -139,7 +138,7 @@ async def files(ctx: CommandContext, args: str) -> None:
 async def cost(ctx: CommandContext, args: str) -> None:
     from tui.cost import cost_report
 
-    widget = Static(cost_report(ctx.engine.session), classes="md-note cost")
+    widget = LongNote(cost_report(ctx.engine.session), classes="md-note cost")  # the totals first
     widget.border_title = "Cost"
     await ctx.chat.add(widget)
 

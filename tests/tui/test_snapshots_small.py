@@ -144,8 +144,9 @@ class TestScreensSmall:
         assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 
     def test_cost(self, snap_compare, settings, project):
-        """/cost at 80 columns: the "Cost" box's tables fit the chat column (cells wrapped, not cut);
-        the status line keeps model, context and state."""
+        """/cost at 80 columns opens at its top: the totals, the per-turn table, then the per-model
+        table with "claude-sonnet-4-5" whole on a line of its own above its figures; figures whole,
+        not cut; the footer offers ^end Follow; the status line keeps model, context and state."""
         from core.usage import Usage, UsageLedger
 
         ledger = UsageLedger()
