@@ -25,9 +25,8 @@ from tui.engine import Engine
 from tui.file_source import FileSource
 from tui.filters import ControlCharacterFilter
 from tui.palette import AssistantCommands
-from tui.screens.approval import ApprovalScreen
 from tui.screens.text_view import TextViewScreen
-from tui.help import help_renderable
+from tui.help import help_renderable, key_sections
 from tui.sessions import Sessions
 from tui.startup import StartUp
 from tui.slash import CommandContext
@@ -36,7 +35,6 @@ from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane, EntryMessage
 from tui.widgets.footer import KeyFooter
-from tui.widgets.pasted import PastedMessage
 from tui.widgets.prompt import PromptArea, PromptInput
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
@@ -109,7 +107,7 @@ class AssistantApp(App[None]):
                                files=self.files, status=self.status, host=self, session_request=self.session_request)
         self.engine.connect(approve=self.conversation.approve, run_interactive=self.conversation.run_interactive)
         self.command_context = CommandContext(engine=self.engine, chat=self.chat, prompt=self.prompt, files=self.file_context, sessions=self.sessions,
-                                              conversation=self.conversation, screens=self, keys=self.key_sections(), commands=COMMANDS)
+                                              conversation=self.conversation, screens=self, keys=partial(key_sections, self.BINDINGS), commands=COMMANDS)
         with Horizontal(id="main"):
             with Vertical(id="chat-column"):
                 yield self.chat
@@ -120,15 +118,9 @@ class AssistantApp(App[None]):
         yield self.status
         yield KeyFooter()
 
-    @staticmethod
-    def key_sections() -> list[tuple[str, list[Binding]]]:
-        """The real bindings, by where they work (for ``/help``)."""
-        owners = [("anywhere", AssistantApp), ("prompt", PromptInput), ("chat", ChatView), ("paste", PastedMessage), ("trace", ToolCallView), ("context", ContextPane), ("approval", ApprovalScreen)]
-        return [(where, [b for b in owner.BINDINGS if isinstance(b, Binding)]) for where, owner in owners]
-
     def help_renderable(self) -> Any:
         """``/help``'s keys and commands."""
-        return help_renderable(self.key_sections(), COMMANDS)
+        return help_renderable(key_sections(self.BINDINGS), COMMANDS)
 
     async def on_mount(self) -> None:
         self.prompt.focus()

@@ -20,6 +20,20 @@ def _key_label(keys: str) -> str:
     return " / ".join(key.strip() for key in keys.split(","))
 
 
+def key_sections(app_bindings: Iterable[Any]) -> list[tuple[str, list[Binding]]]:
+    """The real bindings, by where they work (for ``/help``): the app's (``anywhere``), then each widget's and screen's."""
+    from tui.screens.approval import ApprovalScreen  # imported when /help is built, not before the first frame
+    from tui.widgets.chat import ChatView
+    from tui.widgets.context import ContextPane
+    from tui.widgets.pasted import PastedMessage
+    from tui.widgets.prompt import PromptInput
+    from tui.widgets.trace import ToolCallView
+
+    owners: list[tuple[str, Iterable[Any]]] = [("anywhere", app_bindings), ("prompt", PromptInput.BINDINGS), ("chat", ChatView.BINDINGS), ("paste", PastedMessage.BINDINGS),
+                                               ("trace", ToolCallView.BINDINGS), ("context", ContextPane.BINDINGS), ("approval", ApprovalScreen.BINDINGS)]
+    return [(where, [b for b in bindings if isinstance(b, Binding)]) for where, bindings in owners]
+
+
 def help_renderable(sections: Iterable[tuple[str, list[Binding]]], commands: Iterable[Any]) -> Group:
     """Keys (by where they work) and slash commands, as compact tables.
 

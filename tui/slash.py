@@ -45,8 +45,8 @@ class CommandContext:
     """The turn worker and the transcript (/task, /run, /test)."""
     screens: "App[Any]"
     """The running app, for its screens and for quitting."""
-    keys: Sequence[tuple[str, list[Binding]]]
-    """The key bindings by where they work (/help)."""
+    keys: Callable[[], Sequence[tuple[str, list[Binding]]]]
+    """The key bindings by where they work (/help; gathered when asked, so the screens they name load then)."""
     commands: Sequence[Any]
     """The command registry (/help)."""
 
@@ -60,7 +60,7 @@ async def note(chat: "ChatView", text: str, kind: str = "info", title: str = "")
 
 
 async def help_(ctx: CommandContext, args: str) -> None:
-    widget = LongNote(help_renderable(ctx.keys, ctx.commands), classes="md-note help")
+    widget = LongNote(help_renderable(ctx.keys(), ctx.commands), classes="md-note help")
     widget.border_title = "Keys and commands"
     await ctx.chat.add(widget)
 
