@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import sys
+from functools import partial
 from typing import Any, Callable, Sequence
 
 from core import events as ev
@@ -93,7 +94,11 @@ STOP_NOTES = {
 }
 """What plain headless output adds on stderr when the answer ended for one of these reasons."""
 
-TUILauncher = Callable[..., None]
+TUILauncher = Callable[..., "int | None"]
+"""``launch_tui(load_settings, project_root=, continue_session=, resume=)``: runs the app; returns its exit status.
+
+``load_settings()`` returns the settings or raises :class:`StartupError`; the app calls it after its first frame
+and, when it failed, raises that error again once the terminal is restored."""
 
 
 def main(argv: Sequence[str] | None = None, *, launch_tui: TUILauncher | None = None) -> int:
@@ -118,7 +123,6 @@ def main(argv: Sequence[str] | None = None, *, launch_tui: TUILauncher | None = 
 def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> int:
     from pathlib import Path
 
-    from core.config import ConfigError, load_settings, trust_project
     from core.logging_setup import setup_logging
 
     if args.project and not Path(args.project).is_dir():
@@ -131,27 +135,66 @@ def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> in
         _error(f"--mcp-config {args.mcp_config!r}: no such file")
         return EXIT_USAGE
     if args.trust:
+        from core.config import trust_project
+
         trust_project(Path(args.project or ".").resolve())
-    try:
-        settings = load_settings(_overrides(args))
-    except ConfigError as exc:
-        _error(f"configuration error: {exc}")
-        return EXIT_USAGE
-    setup_logging(settings.secrets(), level=logging.DEBUG if args.debug else logging.INFO)
-    log.info("starting (provider %s, project %s)", settings.provider, settings.project_root)
+    setup_logging((), level=logging.DEBUG if args.debug else logging.INFO)  # the settings' secrets join it once loaded
+    overrides = _overrides(args)
 
     if args.query is None:
         if launch_tui is None:  # core knows no UI; the console script (tui.cli) passes the app
             _error("no user interface is available here; use -p QUERY for headless mode")
             return EXIT_USAGE
-        launch_tui(settings, continue_session=args.continue_session, resume=args.resume)
-        return EXIT_OK
+        # The app paints its prompt first and loads the configuration (pydantic: ~0.1 s of start-up) after the first frame.
+        try:
+            status = launch_tui(partial(_load_settings, overrides), project_root=Path(args.project or ".").resolve(),
+                                continue_session=args.continue_session, resume=args.resume)
+        except StartupError as exc:  # the app has closed: the same line as without it
+            _error(str(exc))
+            return exc.status
+        return status or EXIT_OK
 
+    try:
+        settings = _load_settings(overrides)
+    except StartupError as exc:
+        _error(str(exc))
+        return exc.status
+    for notice in settings.notices:
+        _error(notice)
     query = sys.stdin.read() if args.query == "-" else args.query
     if not query.strip():
         _error("the query is empty")
         return EXIT_USAGE
     return asyncio.run(run_headless(settings, query, args.output_format, continue_session=args.continue_session, resume=args.resume))
+
+
+class StartupError(Exception):
+    """The settings could not be loaded: ``str(error)`` is the line to show, :attr:`status` the exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _load_settings(overrides: dict[str, Any]) -> Any:
+    """The settings from every source (``core.config.load_settings``), their secrets redacted from the log from now on.
+
+    Raises:
+        StartupError: the configuration is invalid (exit status 2) or could not be read (1).
+    """
+    from core.config import ConfigError, load_settings
+    from core.logging_setup import add_secrets
+
+    try:
+        settings = load_settings(overrides)
+    except ConfigError as exc:
+        raise StartupError(f"configuration error: {exc}", EXIT_USAGE) from exc
+    except Exception as exc:  # e.g. an unreadable config file: one human line, the details in the log
+        log.exception("could not load the settings")
+        raise StartupError(f"{exc.__class__.__name__}: {exc}. Details are in the log file.", EXIT_FAILED) from exc
+    add_secrets(settings.secrets())
+    log.info("starting (provider %s, project %s)", settings.provider, settings.project_root)
+    return settings
 
 
 async def run_headless(

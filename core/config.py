@@ -22,7 +22,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, get_args
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -191,6 +191,13 @@ class Settings(BaseSettings):
         """``Settings(...)`` takes only its arguments; :func:`load_settings` passes the layered sources."""
         return (init_settings,)
 
+    _notices: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notices(self) -> list[str]:
+        """What loading ignored and the user should hear (an untrusted ``.env``'s endpoints, unknown config keys)."""
+        return self._notices
+
     @property
     def model_name(self) -> str:
         """The chat model, defaulted per provider."""
@@ -248,6 +255,8 @@ class TrustedDotEnvSource(VariablesSource):
     """The project's ``.env``; until the project is trusted it may not set :data:`ENDPOINT_FIELDS`."""
 
     def __init__(self, settings_cls: type[BaseSettings], project_root: Path) -> None:
+        self.notices: list[str] = []
+        """What was ignored, for the user (:attr:`Settings.notices`)."""
         env_file = project_root / ".env"
         values: dict[str, str] = {}
         if env_file.is_file():
@@ -257,7 +266,7 @@ class TrustedDotEnvSource(VariablesSource):
             if not is_trusted(project_root):
                 for name in sorted(ENDPOINT_FIELDS):
                     if values.pop(ENV_VARS[name], None) is not None:
-                        log.warning("ignoring %s from %s: the project is not trusted", ENV_VARS[name], env_file)
+                        self.notices.append(f"ignoring {ENV_VARS[name]} from {env_file}: the project is not trusted (assistant-tui --trust allows it)")
         super().__init__(settings_cls, values)
 
 
@@ -267,8 +276,8 @@ class UserConfigSource(TomlConfigSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
         super().__init__(settings_cls, toml_file=path)
         unknown = sorted(set(self.toml_data) - set(settings_cls.model_fields) - OTHER_SECTIONS)
-        if unknown:
-            log.warning("ignoring unknown keys in %s: %s", path, ", ".join(unknown))
+        self.notices = [f"ignoring unknown keys in {path}: {', '.join(unknown)}"] if unknown else []
+        """What was ignored, for the user (:attr:`Settings.notices`)."""
 
     def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]
         try:
@@ -323,16 +332,16 @@ def load_settings(
     flags = {k: v for k, v in (overrides or {}).items() if v is not None and k in Settings.model_fields}
     root = Path(project_root or flags.get("project_root") or Path.cwd()).resolve()
     flags["project_root"] = root
-    sources = (
-        InitSettingsSource(Settings, init_kwargs=flags),
-        VariablesSource(Settings, os.environ if environ is None else environ),
-        TrustedDotEnvSource(Settings, root),
-        UserConfigSource(Settings, user_config or paths.config_file()),
-    )
+    dotenv, user = TrustedDotEnvSource(Settings, root), UserConfigSource(Settings, user_config or paths.config_file())
+    sources = (InitSettingsSource(Settings, init_kwargs=flags), VariablesSource(Settings, os.environ if environ is None else environ), dotenv, user)
     try:
-        return Settings(_build_sources=(sources, flags))
+        settings = Settings(_build_sources=(sources, flags))
     except ValidationError as exc:
         raise ConfigError("; ".join(_explain(error) for error in exc.errors())) from None
+    settings._notices = [*dotenv.notices, *user.notices]
+    for notice in settings.notices:
+        log.warning("%s", notice)
+    return settings
 
 
 def _explain(error: Mapping[str, Any]) -> str:

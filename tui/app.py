@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 import time
 from functools import partial
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -16,7 +17,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.filter import LineFilter
 
-from core.config import Settings
 from tui import commands, wrap
 from tui.commands import COMMANDS, complete
 from tui.context_ops import FileContext
@@ -38,6 +38,9 @@ from tui.widgets.footer import KeyFooter
 from tui.widgets.prompt import PromptArea, PromptInput
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
+
+if TYPE_CHECKING:  # pydantic: the CLI's app loads the settings after its first frame
+    from core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,6 @@ class AssistantApp(App[None]):
         wrap.install()  # long URLs and paths break after their separators, not mid-word
         self._control_filter = ControlCharacterFilter()
         self.engine = engine
-        self.settings = engine.settings
         self.clock: Clock = clock or time.monotonic
         self.session_request = session_request or {}
         """``--continue`` / ``--resume`` as given on the command line (the session opened at start-up)."""
@@ -92,11 +94,10 @@ class AssistantApp(App[None]):
 
     # -- composition --------------------------------------------------------
     def compose(self) -> ComposeResult:
-        settings = self.settings
         self.chat = ChatView(id="chat")
-        self.context_pane = ContextPane(budget=settings.context_window, id="context")
+        self.context_pane = ContextPane(id="context")  # the settings' limits arrive in StartUp.run (after the first frame for the CLI)
         self.trace = ToolTrace(clock=self.clock, id="trace")
-        self.status = StatusLine(provider=self.engine.provider_label, context_window=settings.context_window, max_tool_calls=settings.max_tool_calls, id="status")
+        self.status = StatusLine(provider=self.engine.provider_label, id="status")
         prompt_area = PromptArea(completer=partial(complete, files=self.files), id="prompt-area")
         self.prompt = prompt_area.input
         self.file_context = FileContext(self.engine, self.context_pane, self.chat, self)
@@ -125,8 +126,7 @@ class AssistantApp(App[None]):
     async def on_mount(self) -> None:
         self.prompt.focus()
         self.prompt.cursor_blink = False if self.is_headless else self.prompt.cursor_blink
-        await self.startup.greet()
-        if self.engine.factory is not None:  # the prompt is on screen before the engine is built
+        if self.engine.deferred:  # the prompt is on screen before the settings are loaded and the engine built
             self.call_after_refresh(lambda: self.run_worker(self.startup.run(), group="start-up", exit_on_error=False))
         else:
             await self.startup.run()
@@ -239,7 +239,7 @@ class AssistantApp(App[None]):
 
 
 def make_app(
-    settings: Settings,
+    settings: "Settings | None",
     *,
     application: Any = None,
     handler: Any = None,
@@ -247,17 +247,21 @@ def make_app(
     continue_session: bool = False,
     resume: str | None = None,
     defer_engine: bool = False,
+    load_settings: "Callable[[], Settings] | None" = None,
+    project_root: Path | None = None,
 ) -> AssistantApp:
     """Build the app for the CLI and for tests.
 
     Args:
-        settings: the loaded settings.
-        application: a ``core.app.Application``; built from ``settings`` when neither it nor ``handler`` is given.
+        settings: the loaded settings; None when ``load_settings`` loads them after the first frame.
+        application: a ``core.app.Application``; built from the settings when neither it nor ``handler`` is given.
         handler: a handler to drive directly (tests inject scripted or fake-server-backed ones).
         clock: monotonic clock for elapsed times (tests pass a fixed one).
         continue_session: reopen the project's most recent session.
         resume: id of a session to reopen.
         defer_engine: build the Application in a thread after the first frame (the CLI), not before returning.
+        load_settings: loads the settings in a thread after the first frame (the CLI; implies ``defer_engine``).
+        project_root: the project directory, shown before the settings are loaded.
     """
 
     async def run_interactive(fn: Callable[[], Any]) -> Any:  # /task aider:interactive suspends the app too
@@ -267,11 +271,11 @@ def make_app(
     def build() -> Any:
         from core.app import Application
 
-        return Application(settings, run_interactive=run_interactive)
+        return Application(engine.settings, run_interactive=run_interactive)
 
-    engine = Engine(settings, application=application, handler=handler)
+    engine = Engine(settings, application=application, handler=handler, load_settings=load_settings, project_root=project_root)
     if application is None and handler is None:
-        if defer_engine:
+        if defer_engine or load_settings is not None:
             engine.factory = build
         else:
             try:
@@ -283,6 +287,14 @@ def make_app(
     return AssistantApp(engine, clock=clock, session_request={"continue_session": continue_session, "resume": resume})
 
 
-def run_app(settings: Settings, *, continue_session: bool = False, resume: str | None = None) -> None:
-    """Run the full-screen app until the user quits (the engine is built after the first frame)."""
-    make_app(settings, continue_session=continue_session, resume=resume, defer_engine=True).run()
+def run_app(load_settings: "Callable[[], Settings]", *, project_root: Path, continue_session: bool = False, resume: str | None = None) -> int:
+    """Run the full-screen app until the user quits; returns its exit status. Settings and engine come after the first frame.
+
+    Raises:
+        core.cli.StartupError: the settings could not be loaded (the app has closed; the command prints it).
+    """
+    app = make_app(None, load_settings=load_settings, project_root=project_root, continue_session=continue_session, resume=resume)
+    app.run()
+    if app.startup.failure is not None:
+        raise app.startup.failure
+    return app.return_code or 0

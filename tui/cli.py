@@ -5,17 +5,25 @@ Headless runs (``-p``) never import Textual; the app is imported only to launch 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 
-def launch(settings: Any, *, continue_session: bool = False, resume: str | None = None) -> None:
-    """Run the full-screen app until the user quits."""
+def launch(load_settings: Callable[[], Any], *, project_root: Path, continue_session: bool = False, resume: str | None = None) -> int:
+    """Run the full-screen app until the user quits; returns its exit status.
+
+    Args:
+        load_settings: loads the settings (``core.cli``'s loader); the app calls it after its first frame.
+        project_root: the project directory (known before the settings are).
+        continue_session: reopen the project's most recent session.
+        resume: id of a session to reopen.
+    """
     from tui import runtime
 
     runtime.apply()  # before Textual is imported: it reads the frame rate then
     from tui.app import run_app
 
-    run_app(settings, continue_session=continue_session, resume=resume)
+    return run_app(load_settings, project_root=project_root, continue_session=continue_session, resume=resume)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from core.config import Settings
 from core.session import Session
 from tui import runtime
+
+if TYPE_CHECKING:  # the settings module imports pydantic: loaded after the first frame, not with the app
+    from core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -26,15 +28,21 @@ class Engine:
     """The Application, its handler and settings, as the TUI's controllers see them.
 
     Args:
-        settings: the loaded settings.
+        settings: the loaded settings, or None until :meth:`configure` loads them (the CLI).
         application: a ``core.app.Application``, or None (not built yet, or a test drives a bare handler).
         handler: the handler to drive; the Application's when not given.
         error: why the engine could not be built ("" when it was).
         factory: builds the Application (blocking); called once by :meth:`build`.
+        load_settings: loads the settings (blocking); called once by :meth:`configure`.
+        project_root: the project directory while the settings are not loaded yet.
     """
 
-    def __init__(self, settings: Settings, *, application: Any = None, handler: Any = None, error: str = "", factory: Callable[[], Any] | None = None) -> None:
-        self.settings = settings
+    def __init__(self, settings: "Settings | None", *, application: Any = None, handler: Any = None, error: str = "",
+                 factory: Callable[[], Any] | None = None, load_settings: Callable[[], "Settings"] | None = None,
+                 project_root: Path | None = None) -> None:
+        self._settings = settings
+        self.load_settings = load_settings
+        self._project_root = project_root
         self.application = application
         self.handler = handler if handler is not None else getattr(application, "handler", None)
         self.error = error
@@ -42,6 +50,33 @@ class Engine:
         self.approve: Approver | None = None
         self.run_interactive: InteractiveRunner | None = None
         self._session: Session | None = None
+
+    @property
+    def settings(self) -> "Settings":
+        """The settings (the CLI's app reads them only after :meth:`configure`, which the start-up awaits first)."""
+        if self._settings is None:
+            raise RuntimeError("the settings are read before they were loaded (StartUp.configure runs first)")
+        return self._settings
+
+    @property
+    def configured(self) -> bool:
+        """True once the settings are loaded."""
+        return self._settings is not None
+
+    @property
+    def deferred(self) -> bool:
+        """True while the settings or the Application are still to be loaded or built (after the first frame)."""
+        return self.load_settings is not None or self.factory is not None
+
+    async def configure(self) -> None:
+        """Load the deferred settings in a thread (the prompt is already on screen).
+
+        Raises:
+            core.cli.StartupError: the configuration is invalid or unreadable (the app exits with its message).
+        """
+        load, self.load_settings = self.load_settings, None
+        if load is not None:
+            self._settings = await asyncio.to_thread(load)
 
     @property
     def session(self) -> Session:
@@ -54,7 +89,7 @@ class Engine:
         if isinstance(owned, Session):
             return owned
         if self._session is None or self._session.handler is not self.handler:
-            self._session = Session(self.handler, project_root=Path(self.settings.project_root).resolve())
+            self._session = Session(self.handler, project_root=self.project_root)
         return self._session
 
     def connect(self, *, approve: Approver, run_interactive: InteractiveRunner) -> None:
@@ -84,11 +119,14 @@ class Engine:
     @property
     def project_root(self) -> Path:
         """The project directory (the handler's when there is one)."""
-        return Path(getattr(self.handler, "project_root", None) or self.settings.project_root).resolve()
+        root = getattr(self.handler, "project_root", None) or (self._settings.project_root if self._settings is not None else self._project_root)
+        return Path(root or Path.cwd()).resolve()
 
     @property
     def provider_label(self) -> str:
-        """``provider:model`` for the status line, or "no provider"."""
+        """``provider:model`` for the status line, "no provider", or "starting…" before the settings are loaded."""
+        if self._settings is None:
+            return "starting…"
         if not self.settings.provider_configured:
             return "no provider"
         getter = getattr(self.handler, "get_provider_identifier", None)

@@ -93,7 +93,7 @@ def context_figure(metrics: dict[str, Any]) -> tuple[float, str]:
     tokens = int(metrics.get("estimated_tokens") or 0)
     window = int(metrics.get("context_window") or 0)
     approx = "~" if metrics.get("context_estimated_tokens") else ""
-    return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}/{format_tokens(window)}"
+    return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}" + (f"/{format_tokens(window)}" if window else "")
 
 
 def summarize_args(parameters: dict[str, Any], width: int = 60) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.console import Group
 from rich.table import Table
@@ -13,7 +13,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from core import paths
-from core.config import Settings
+
+if TYPE_CHECKING:  # pydantic: loaded after the first frame
+    from core.config import Settings
 
 
 def _key_label(keys: str) -> str:

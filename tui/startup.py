@@ -1,4 +1,4 @@
-"""The app's first moments: the greeting, then the engine, the session, MCP, the sandbox notice, the file list and the SDK.
+"""The app's first moments: the settings, the greeting, then the engine, the session, MCP, the sandbox notice, the file list and the SDK.
 
 The prompt is on screen first: with a deferred engine (the CLI) all of this runs after the first frame.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from core.cli import StartupError
 from tui.help import onboarding_markdown, show_top_when_taller
 from tui.slash import note
 from tui.widgets.chat import MarkdownNote
@@ -42,6 +43,8 @@ class StartUp:
         self.chat = conversation.chat
         self.files, self.status, self.host = files, status, host
         self.session_request = session_request
+        self.failure: StartupError | None = None
+        """Why the settings could not be loaded (the app has exited)."""
         self.started = asyncio.Event()
         """Set once the engine is attached and the session opened."""
 
@@ -59,9 +62,24 @@ class StartUp:
             await note(self.chat, welcome)
 
     async def run(self) -> None:
-        """Build the engine if it was deferred (in a thread), open the session, list the files, warm the SDK."""
+        """Load the settings and build the engine if they were deferred (in threads), greet, open the session, list the files, warm the SDK.
+
+        Invalid settings end the app (:attr:`failure`; the command prints it as it does without the app).
+        """
         engine, host = self.engine, self.host
         try:
+            try:
+                await engine.configure()
+            except StartupError as error:
+                self.failure = error
+                host.exit(return_code=error.status)
+                return
+            settings = engine.settings
+            self.status.update_metrics({"context_window": settings.context_window, "max_tool_calls": settings.max_tool_calls})
+            self.status.set_provider(engine.provider_label)
+            await self.greet()
+            for notice in settings.notices:
+                await note(self.chat, notice, "warning", "Settings")
             if engine.factory is not None:
                 if await engine.build():
                     self.files.attach(engine.application.memory_system)

@@ -6,6 +6,7 @@ The app is built by ``make_app`` exactly as the CLI builds it; its provider talk
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 
@@ -242,14 +243,25 @@ async def test_palette_offers_the_actions_and_commands(real_app: AssistantApp) -
         assert all(command.usage in names for command in SLASH_COMMANDS)
 
 
-async def test_the_cli_app_builds_its_engine_after_the_first_frame(real_settings: Settings, fake_llm: FakeLLM) -> None:
-    """``assistant-tui`` paints the prompt first; a query sent at once waits for the engine and is answered."""
+async def test_the_cli_app_loads_its_settings_and_builds_its_engine_after_the_first_frame(real_settings: Settings, fake_llm: FakeLLM) -> None:
+    """``assistant-tui`` paints the focused prompt first; a query sent at once waits for the settings and the engine and is answered."""
     fake_llm.script(Reply(text="Ready."))
-    app = make_app(real_settings, clock=FixedClock(), defer_engine=True)
+    release = threading.Event()
+
+    def load_settings() -> Settings:  # the CLI's loader, held until the test has looked at the first frame
+        release.wait(30)
+        return real_settings
+
+    app = make_app(None, load_settings=load_settings, project_root=real_settings.project_root, clock=FixedClock())
     assert app.handler is None and app.application is None
     async with app.run_test(size=SIZE) as pilot:
-        await send(pilot, "are you there?")
+        await pilot.pause()
+        assert app.focused is app.prompt and not app.engine.configured
+        assert app.status.provider == "starting…" and "tools 0 " in str(app.status.render())  # no made-up limit yet
+        await pilot.press(*"are you there?", "enter")
+        release.set()
         await finish_turn(pilot)
+        assert app.status.provider == "anthropic:claude-sonnet-4-5" and app.context_pane.budget == real_settings.context_window
         assert app.application is not None and app.handler is app.application.handler
         assert app.handler.approve == app.conversation.approve
         assert widgets(app, AssistantMessage)[-1].text == "Ready."

@@ -60,16 +60,19 @@ class ContextPane(Vertical):
     class PreviewRequested(EntryMessage):
         """The user asked to see a file."""
 
-    def __init__(self, *, budget: int, id: str | None = None) -> None:
+    def __init__(self, *, budget: int = 0, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.budget = budget
-        """The context window in tokens."""
         self.entries: list[ContextEntry] = []
         self.metrics: dict[str, Any] = {"estimated_tokens": 0, "context_estimated_tokens": 0, "context_window": budget}
         """The handler's context figure (:class:`core.usage.ContextMeter` keys), as the status line shows it."""
         self._list = OptionList(id="context-files")
         self._total = Static("", id="context-total", markup=False)
         self._total.tooltip = CONTEXT_ESTIMATE_NOTE
+
+    @property
+    def budget(self) -> int:
+        """The context window in tokens (0 while unknown)."""
+        return int(self.metrics.get("context_window") or 0)
 
     def compose(self):  # type: ignore[override]
         yield self._list

@@ -45,7 +45,7 @@ class StatusLine(Static):
             super().__init__()
             self.figure = figure
 
-    def __init__(self, *, provider: str, context_window: int, max_tool_calls: int, id: str | None = None) -> None:
+    def __init__(self, *, provider: str, context_window: int = 0, max_tool_calls: int | None = None, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.provider = provider
         self.metrics: dict[str, Any] = {
@@ -88,7 +88,7 @@ class StatusLine(Static):
         parts = [
             ("provider", Text(self.provider, style="bold")),
             ("turn", Text(f"turn {m.get('user_turns', 0)}")),  # user turns; SPEC's "turns" counts model responses
-            ("tools", Text(f"tools {m.get('tool_calls_this_turn', 0)}/{m.get('max_tool_calls', 0)}")),
+            ("tools", Text(f"tools {m.get('tool_calls_this_turn', 0)}" + (f"/{m['max_tool_calls']}" if m.get("max_tool_calls") is not None else ""))),
             ("meter", Text(meter(fraction), style="bold" if warn else "")),
             ("context", Text(figures)),
         ]

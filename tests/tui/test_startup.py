@@ -1,0 +1,44 @@
+"""Start-up as the console script runs it: settings loaded after the first frame, their problems told to the user."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from core import paths
+from core.config import load_settings
+from tests.tui.conftest import SIZE, FixedClock, wait_for, widgets
+from tui.app import make_app
+from tui.widgets.chat import NoteMessage
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_invalid_settings_end_the_app_with_the_commands_own_error_line(project: Path) -> None:
+    """The real entry point: the prompt is painted, the settings fail, and the app exits 2 with one human line."""
+    config = paths.config_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('max_tool_calls = "lots"\n')
+    env = dict(os.environ, PYTHONPATH=str(REPO), TEXTUAL_DRIVER="textual.drivers.headless_driver:HeadlessDriver")
+    out = subprocess.run([sys.executable, "-c", "from tui.cli import main; raise SystemExit(main())"], cwd=project, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == "assistant-tui: configuration error: max_tool_calls must be a non-negative number, got 'lots'"
+
+
+async def test_what_loading_ignored_is_said_in_the_chat(project: Path) -> None:
+    """An untrusted project's endpoint and an unknown config key: logged before, now each a warning on screen."""
+    (project / ".env").write_text("ANTHROPIC_BASE_URL=http://127.0.0.1:9/elsewhere\n")
+    config = paths.config_file()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("bogus_key = 1\n")
+    settings = load_settings({"anthropic_api_key": "test-key"}, project_root=project)
+    assert settings.anthropic_base_url != "http://127.0.0.1:9/elsewhere"
+    app = make_app(settings, clock=FixedClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: len([n for n in widgets(app, NoteMessage) if n.border_title == "Settings"]) == 2)
+        bodies = [note.body for note in widgets(app, NoteMessage) if note.border_title == "Settings"]
+        assert "ignoring ANTHROPIC_BASE_URL" in bodies[0] and "not trusted" in bodies[0] and "--trust" in bodies[0]
+        assert bodies[1] == f"ignoring unknown keys in {config}: bogus_key"
