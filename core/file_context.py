@@ -111,15 +111,22 @@ class FileContext:
 
     def __init__(self, project_root: Path, policy: FilePolicy | None = None) -> None:
         self.project_root = Path(project_root).resolve()
-        if policy is None:
-            from core.memory.policy import FilePolicy
-
-            policy = FilePolicy(self.project_root)
-        self.policy = policy
-        """The project's one file policy (size, binary, secrets, ignore rules): what may be picked."""
+        self._policy = policy
         self._picked: list[str] = []
         self._read_only: set[str] = set()
         self._suggested: list[str] = []
+
+    @property
+    def policy(self) -> FilePolicy:
+        """The project's one file policy (size, binary, secrets, ignore rules): what may be picked.
+
+        Built on first use: the TUI opens a file context before its first frame, and the policy's ignore rules are not needed then.
+        """
+        if self._policy is None:
+            from core.memory.policy import FilePolicy
+
+            self._policy = FilePolicy(self.project_root)
+        return self._policy
 
     # -- reading -------------------------------------------------------------
     @property
