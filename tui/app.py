@@ -246,7 +246,6 @@ def make_app(
     clock: Clock | None = None,
     continue_session: bool = False,
     resume: str | None = None,
-    defer_engine: bool = False,
     load_settings: "Callable[[], Settings] | None" = None,
     project_root: Path | None = None,
 ) -> AssistantApp:
@@ -259,8 +258,7 @@ def make_app(
         clock: monotonic clock for elapsed times (tests pass a fixed one).
         continue_session: reopen the project's most recent session.
         resume: id of a session to reopen.
-        defer_engine: build the Application in a thread after the first frame (the CLI), not before returning.
-        load_settings: loads the settings in a thread after the first frame (the CLI; implies ``defer_engine``).
+        load_settings: loads the settings after the first frame, in a thread, and then builds the Application there too (the CLI).
         project_root: the project directory, shown before the settings are loaded.
     """
 
@@ -275,7 +273,7 @@ def make_app(
 
     engine = Engine(settings, application=application, handler=handler, load_settings=load_settings, project_root=project_root)
     if application is None and handler is None:
-        if defer_engine or load_settings is not None:
+        if load_settings is not None:
             engine.factory = build
         else:
             try:
