@@ -102,7 +102,7 @@ async def app_once(server: ServerProcess, lines: int, project: Path, diagnose: b
         await wait_until(lambda: "finished" in marks and paints.first_after(marks["finished"]) is not None, timeout=5)
         gc.collect()
         rss_after = rss_mb()
-        errors = [entry["content"] for entry in app.transcript if entry.get("role") == "error"]
+        errors = [incident["message"] for incident in app.engine.session.incidents if incident["kind"] == "error"]
         statuses = [record.status for record in trace.records.values()]
     if errors:
         raise RuntimeError(f"the turn failed: {errors[-1]}")

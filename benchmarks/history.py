@@ -90,7 +90,7 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
         PaintRecorder(app)
         async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose) as sampler:
             await pilot.pause()
-            if turns and not await wait_until(lambda: len(app.handler.conversation_history) >= 4 * turns and len(app.transcript) > 0, timeout=120):
+            if turns and not await wait_until(lambda: len(app.handler.conversation_history) >= 4 * turns and app.startup.started.is_set(), timeout=120):
                 raise RuntimeError(f"the session with {turns} turns was not resumed ({len(app.handler.conversation_history)} messages)")
             await pilot.pause()
             loaded = time.perf_counter() - began
@@ -110,9 +110,9 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
             gcwatch.stop()
             stalls = sampler.window(start, end).describe() if sampler else ""
             live = len(app.chat.children)
-            failed = [entry for entry in app.transcript if entry.get("role") == "error"]
+            failed = [incident for incident in app.engine.session.incidents if incident["kind"] == "error"]
         if failed:
-            raise RuntimeError(f"the turn failed: {failed[-1]['content']}")
+            raise RuntimeError(f"the turn failed: {failed[-1]['message']}")
         lags = [lag * 1000 for lag in probe.lags(start, end)]
         return {
             "load_seconds": loaded,

@@ -7,6 +7,7 @@ Both the TUI and the headless CLI use it, so they behave the same. Heavy pieces
 from __future__ import annotations
 
 import logging
+import shlex
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -145,7 +146,7 @@ class Application:
             return error_result(verdict.reason)
         result = describe(await self.commands.run(argv, on_output=on_output))
         # in the conversation and the transcript, so the model and a resumed session have it
-        await self.session_state.add_note(f"I ran a command; its output:\n```\n{result['content']}\n```")
+        await self.session_state.add_note(f"I ran a command, `{shlex.join(argv)}`; its output:\n```\n{result['content']}\n```")
         return result
 
     def test_argv(self) -> list[str]:

@@ -4,7 +4,9 @@
 It owns, and is the only writer of (outside ``core/handlers``):
 
 - the conversation (the handler's history: turns go through :meth:`Session.stream_query`,
-  notes such as ``/run`` output and ``/task`` results through the session);
+  notes such as ``/run`` output and ``/task`` results through the session), and what
+  happened beside it (errors, warnings, interruptions: :attr:`Session.incidents`), which is
+  everything a transcript view or ``/export`` shows, pruned chat widgets or not;
 - the file context (picked, read-only, suggested: ``core.file_context.FileContext``),
   recorded in the transcript by the session whenever it changes and restored whole on resume;
 - approvals: the "always allow" set, forgotten by :meth:`Session.new` and :meth:`Session.switch`;
@@ -30,6 +32,7 @@ from core.types import Approver, Message, TaskResult, is_error
 if TYPE_CHECKING:
     from core.sessions import LoadedSession, SessionRecorder, SessionStore
     from core.sessions import Session as StoredSession
+    from core.sessions.load import Incident
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,8 @@ class Session:
         """The transcript's identity (id, path); None until :meth:`start`, or when saving failed."""
         self.recorder: SessionRecorder | None = None
         self.loaded: LoadedSession | None = None
-        """The transcript read back by the last :meth:`start` (None for a new session)."""
+        """The transcript read back by the last :meth:`start`, until a consumer takes it to redraw (:meth:`take_loaded`)."""
+        self._incidents: list[Incident] = []
         self.warning_listeners: list[WarningListener] = []
         """Called with each warning a write outside a turn produced (e.g. the disk is full)."""
         self._recorded_context: list[dict[str, Any]] | None = None
@@ -81,6 +85,16 @@ class Session:
     def history(self) -> list[Message]:
         """The conversation so far (a copy), tool requests and results included."""
         return list(self.handler.conversation_history) if self.handler is not None else []
+
+    @property
+    def incidents(self) -> list[Incident]:
+        """Errors, warnings and interruptions so far (a copy), each with ``at``, its place in :attr:`history`."""
+        return list(self._incidents)
+
+    def take_loaded(self) -> LoadedSession | None:
+        """The transcript the last :meth:`start` read, once: the consumer redraws it, the session keeps only the conversation."""
+        loaded, self.loaded = self.loaded, None
+        return loaded
 
     @property
     def approvals(self) -> frozenset[str]:
@@ -132,11 +146,31 @@ class Session:
         the iterator (or cancelling its consumer) ends the turn at once, so the handler
         is free for the next query.
         """
-        async with contextlib.aclosing(self.handler.stream_query(query)) as events:
-            async for event in events:
-                if isinstance(event, ev.TurnStarted):
-                    self.context.suggest(event.relevant_files)
-                yield event
+        finished = False
+        try:
+            async with contextlib.aclosing(self.handler.stream_query(query)) as events:
+                async for event in events:
+                    if isinstance(event, ev.TurnStarted):
+                        self.context.suggest(event.relevant_files)
+                    elif isinstance(event, ev.Warning):
+                        self._incident({"kind": "warning", "message": event.message, "code": event.code})
+                    elif isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                        finished = True
+                        if isinstance(event, ev.TurnFailed):
+                            self._failed(event, query)
+                    yield event
+        finally:
+            if not finished:
+                self._incident({"kind": "interruption"})
+
+    def _incident(self, incident: Incident) -> None:
+        self._incidents.append({**incident, "at": len(self.handler.conversation_history)})
+
+    def _failed(self, event: ev.TurnFailed, query: str) -> None:
+        incident: Incident = {"kind": "error", "message": event.message, "reason": event.reason}
+        if ((event.result or {}).get("metadata") or {}).get("retracted"):
+            incident["query"] = query  # it left the history: the user sends it again
+        self._incident(incident)
 
     async def run_task(self, text: str) -> TaskResult:
         """``/task ...`` through the task system, its result kept in the conversation and transcript.
@@ -255,6 +289,7 @@ class Session:
         if stored.path.exists() and stored.path.stat().st_size:
             loaded = self.loaded = load_session(stored)
             self.handler.restore_conversation(loaded.messages, loaded.usage)
+            self._incidents = list(loaded.incidents)
             self.context.restore((loaded.context or {}).get("files") or [])
             notices.extend(loaded.warnings)
         self.close()
@@ -290,6 +325,7 @@ class Session:
         The transcript stays open: :meth:`new` and :meth:`switch` also change it.
         """
         self.loaded = None
+        self._incidents = []
         if self.handler is not None:
             self.handler.reset_conversation()
             self.handler.session_allowed.clear()
@@ -308,8 +344,18 @@ class Session:
 
     # -- reading the conversation back ------------------------------------------------------
     def transcript_markdown(self) -> str:
-        """The whole conversation as Markdown (what ``/export`` writes), ``/task`` results included."""
+        """The whole conversation as Markdown (what ``/export`` writes): ``/task`` results, errors and warnings included."""
         from core.sessions import render_markdown
 
-        history = self.history
-        return render_markdown(history) if history else "(nothing yet)"
+        history, incidents = self.history, self.incidents
+        return render_markdown(history, incidents) if history or incidents else "(nothing yet)"
+
+    def export_markdown(self, path: Path) -> Path:
+        """Write :meth:`transcript_markdown` to ``path`` (blocking); returns where it went.
+
+        Raises:
+            ExportError: ``path`` cannot be written (the message says why).
+        """
+        from core.sessions import export_markdown
+
+        return export_markdown(self.history, path, self.incidents)

@@ -84,7 +84,6 @@ class AssistantApp(App[None]):
     application = property(lambda self: self.engine.application)
     engine_error = property(lambda self: self.engine.error)
     mcp = property(lambda self: self.engine.mcp)
-    transcript = property(lambda self: self.conversation.transcript)
     pinned = property(lambda self: self.file_context.pinned)
     turn_running = property(lambda self: self.conversation.running)
 

@@ -1,7 +1,8 @@
-"""The conversation controller: runs a user turn (or a user command) in the one turn worker, and keeps the transcript.
+"""The conversation controller: runs a user turn (or a user command) in the one turn worker.
 
-It owns the turn worker, the in-memory transcript, the handler's approval callback and
-aider's terminal hand-over. It writes only to the widgets it was given.
+It owns the turn worker, the handler's approval callback and aider's terminal hand-over.
+It writes only to the widgets it was given; the conversation itself (everything f2 and
+``/export`` show) is the engine session's, never copied here.
 """
 
 from __future__ import annotations
@@ -54,20 +55,14 @@ class Conversation:
         self.chat, self.trace, self.status, self.prompt = chat, trace, status, prompt
         self.files = files
         self.host = host
-        self.transcript: list[dict[str, Any]] = []
-        """Everything shown in the chat, in order (the live widget tree is pruned; this is not)."""
         self.worker: Worker[None] | None = None
         self.renderer: TurnRenderer | None = None
-        self._view = TurnView(chat=chat, trace=trace, status=status, post=host.post_message, record=self.record, metrics=engine.metrics)
+        self._view = TurnView(chat=chat, trace=trace, status=status, post=host.post_message, metrics=engine.metrics)
 
     @property
     def running(self) -> bool:
         """True while a turn or a user command runs."""
         return self.worker is not None and self.worker.state in (WorkerState.PENDING, WorkerState.RUNNING)
-
-    def record(self, role: str, content: str, **extra: Any) -> None:
-        """Append to the in-memory transcript."""
-        self.transcript.append({"role": role, "content": content, **extra})
 
     def _busy(self, text: str) -> bool:
         """When something runs already: say so and give ``text`` back to the prompt."""
@@ -81,7 +76,6 @@ class Conversation:
         if self._busy(query):
             return
         await self.chat.add(user_message(query, self.prompt.pastes.found_in(query)))
-        self.record("user", query)
         if self.engine.handler is None or not self.engine.settings.provider_configured:
             await self.chat.add(NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider"))
             self.prompt.restore(query)
@@ -134,7 +128,6 @@ class Conversation:
         self.engine.session.reset(keep_files=keep_files)
         await self.chat.clear()
         await self.trace.clear()
-        self.transcript.clear()
         self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0, "context_estimated_tokens": 0, "usage": {}})
         self.files.refresh()
 
@@ -189,7 +182,6 @@ class Conversation:
             await self.chat.add(NoteMessage("Commands cannot run: the engine did not start.", kind="error", title=label))
             return
         await self.chat.add(UserMessage(label))
-        self.record("user", label)
         output = CommandOutput(f"{shlex.join(argv)} · sandbox")
         await self.chat.add(output)
         self.worker = self.host.run_worker(self._run_command(argv, output), group="turn", exclusive=True, exit_on_error=False)
@@ -210,12 +202,10 @@ class Conversation:
             self.status.set_state("ready")
             self.host.call_later(self.host.refresh_bindings)
         output.finish(result.get("content", ""), failed=is_error(result))
-        self.record("command", result.get("content", ""), failed=is_error(result))
 
     async def run_task(self, args: str) -> None:
         """``/task``: show it, then run it through the task system in a worker."""
         await self.chat.add(UserMessage(f"/task {args}".rstrip()))
-        self.record("user", f"/task {args}".rstrip())
         self.host.run_worker(self._run_task(args), group="task", exit_on_error=False)
 
     async def _run_task(self, args: str) -> None:
@@ -230,7 +220,6 @@ class Conversation:
             return
         content = outcome.get("content", "") if isinstance(outcome, dict) else str(outcome)
         failed = isinstance(outcome, dict) and is_error(outcome)
-        self.record("task", content, failed=failed)
         metadata = outcome.get("metadata") or {} if isinstance(outcome, dict) else {}
         title = "/task failed" if failed else "/task"
         if failed or "templates" in metadata or "```" not in content:

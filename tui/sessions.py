@@ -40,7 +40,7 @@ class Sessions:
 
     Args:
         engine: the engine link (the Application opens, lists and writes sessions).
-        conversation: the conversation (cleared on /new and a switch; a resumed session's messages join its transcript).
+        conversation: the conversation controller (cleared on /new and a switch).
         files: the file-context controller (its pane is redrawn from the restored session).
     """
 
@@ -80,11 +80,12 @@ class Sessions:
                 return
         for notice in notices:
             await self._note(notice)
-        if session.loaded is not None:
-            await self.restore(session.loaded)
+        loaded = session.take_loaded()  # the session keeps the conversation, not the records read back
+        if loaded is not None:
+            await self.restore(loaded)
 
     async def restore(self, loaded: Any) -> None:
-        """Redraw a loaded session: chat (newest records), trace and context pane."""
+        """Redraw a loaded session: chat (newest records), trace and context pane (f2 reads the session for the rest)."""
         records = [r for r in loaded.records if r.get("kind") in {"user", "assistant", "tool_result", "interruption", "error"}]
         calls: dict[str, ToolCall] = {}
         for record in loaded.records:
@@ -123,7 +124,6 @@ class Sessions:
                 if message.is_mounted:
                     await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
             await self.chat.prune()
-        self.conversation.transcript.extend({"role": r["kind"], "content": r.get("content") or r.get("message", "")} for r in records)
         turns = [(_number(r.get("ts")), str(r.get("content") or "")) for r in loaded.records if r.get("kind") == "user"]
         await self._restore_trace(loaded.trace, turns)
         self.files.refresh()
@@ -196,8 +196,9 @@ class Sessions:
             return
         for notice in notices:
             await self._note(notice)
-        if session.loaded is not None:
-            await self.restore(session.loaded)
+        loaded = session.take_loaded()  # the session keeps the conversation, not the records read back
+        if loaded is not None:
+            await self.restore(loaded)
 
     def list_sessions(self) -> list[Any]:
         """This project's sessions, newest first (blocking: run in a thread)."""
@@ -210,9 +211,10 @@ class Sessions:
 
     async def export(self, target: str) -> None:
         """``/export [path]``: the conversation as Markdown."""
-        from core.sessions import ExportError, export_markdown
+        from core.sessions import ExportError
 
-        history = self.engine.session.history
+        session = self.engine.session
+        history = session.history
         if not history:
             await self._note("Nothing to export yet.")
             return
@@ -222,7 +224,7 @@ class Sessions:
         try:
             if not target:
                 await asyncio.to_thread(path.parent.mkdir, mode=0o700, parents=True, exist_ok=True)
-            written = await asyncio.to_thread(export_markdown, history, path)
+            written = await asyncio.to_thread(session.export_markdown, path)
         except OSError as exc:
             await self._note(f"Cannot create {path.parent}: {exc.strerror}. Give a path: /export <file>.", "error", "Export failed")
             return
@@ -233,11 +235,8 @@ class Sessions:
         await self._note(f"Exported {len(history)} messages to {written}.{where}")
 
     def transcript_markdown(self) -> str:
-        """The whole conversation as Markdown (what /export writes), pruned messages included."""
-        if self.engine.session.history:
-            return self.engine.session.transcript_markdown()
-        lines = [f"**{entry['role']}**: {entry['content']}" for entry in self.conversation.transcript]
-        return "\n\n".join(lines) or "(nothing yet)"
+        """The whole conversation as Markdown (what /export writes), pruned messages included: the session's."""
+        return self.engine.session.transcript_markdown()
 
 
 def export_path(session_id: str) -> Path:

@@ -42,7 +42,7 @@ class CommandContext:
     sessions: "Sessions"
     """The session store and the current session (/new, /sessions, /export)."""
     conversation: "Conversation"
-    """The turn worker and the transcript (/task, /run, /test)."""
+    """The turn worker (/task, /run, /test)."""
     screens: "App[Any]"
     """The running app, for its screens and for quitting."""
     keys: Callable[[], Sequence[tuple[str, list[Binding]]]]

@@ -42,8 +42,6 @@ class TurnView:
     status: "StatusLine"
     post: Callable[[Message], object]
     """Posts the turn's messages (:class:`TurnRenderer.QueryReturned`, :class:`TurnRenderer.FilesSuggested`) to the app."""
-    record: Callable[..., None]
-    """``record(role, content, **extra)`` appends to the transcript."""
     metrics: Callable[[], "dict[str, Any] | None"]
     """The handler's resource metrics (None when unavailable)."""
 
@@ -95,14 +93,12 @@ class TurnRenderer:
         if self.current is not None:
             message, self.current = self.current, None
             await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
-            self.view.record("assistant", message.text, interrupted=message.interrupted, stop_reason=message.stop_reason)
             await self.chat.prune()
 
     def _close_thinking(self) -> None:
         if self.thinking is not None:
             block, self.thinking = self.thinking, None
             block.finish()
-            self.view.record("thinking", block.text)
 
     async def handle(self, event: ev.Event) -> None:
         """Apply one event."""
@@ -140,7 +136,6 @@ class TurnRenderer:
                 self.calls_started += 1
                 self.status.update_metrics({"tool_calls_this_turn": self.calls_started})
                 self.status.set_state(f"running {call.name}…")
-                self.view.record("tool_call", call.name, parameters=call.parameters, id=call.id)
             case ev.ToolOutputChunk(call_id=call_id, text=text):
                 self.trace.output(call_id, text)
             case ev.ToolCallFinished(call=call, status=status, result=result, duration=duration, metadata=metadata, waited=waited):
@@ -148,7 +143,6 @@ class TurnRenderer:
                 line.set_status(status, duration, waited)
                 await self.trace.finished(call, status, result, duration, metadata, waited=waited)
                 self.status.set_state("thinking…")
-                self.view.record("tool_result", result, name=call.name, status=status, id=call.id, waited=waited)
                 await self._show_edits(call.name, metadata if isinstance(metadata, dict) else {})
             case ev.ApprovalRequested(call=call):
                 await self.trace.pending(call)
@@ -161,7 +155,6 @@ class TurnRenderer:
                     self.status.set_state(f"running {call.name}…")
             case ev.Warning(code=code, message=message):
                 await self.chat.add(NoteMessage(message, kind="warning", title=_WARNING_TITLES.get(code, "Warning")))
-                self.view.record("warning", message, code=code)
             case ev.MetricsUpdated(metrics=metrics):
                 self.status.update_metrics(self._counted(metrics))
             case ev.TurnCompleted(result=result):
@@ -226,7 +219,6 @@ class TurnRenderer:
             body += "\nYour message is back in the prompt: press Enter to send it again."
             self.view.post(self.QueryReturned(self.query))
         await self.chat.add(NoteMessage(body, kind="error", title=title))
-        self.view.record("error", message, reason=reason)
 
     async def interrupted(self) -> None:
         """The user cancelled the turn: keep what streamed, marked interrupted."""
@@ -238,7 +230,6 @@ class TurnRenderer:
             message = AssistantMessage()
             await self.chat.add(message)
             await message.finish(interrupted=True)
-            self.view.record("assistant", "", interrupted=True)
         self.trace.interrupt_running()
         for line in self.tool_lines.values():
             if line.status in ("running", "pending"):

@@ -11,11 +11,11 @@ from typing import Any, Iterable, Sequence
 
 from core.sessions.errors import ExportError, describe_os_error
 from core.sessions.fsutil import atomic_write
-from core.sessions.load import LoadedSession
+from core.sessions.load import Incident, LoadedSession
 from core.types import Message
 
 
-def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str) -> Path:
+def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str, incidents: Sequence[Incident] = ()) -> Path:
     """Write the conversation to ``path`` as Markdown and return the resolved path.
 
     User and assistant messages become sections; each tool call becomes a
@@ -26,6 +26,8 @@ def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str)
     Args:
         source: A loaded session, or a list of ``core.types.Message``.
         path: The Markdown file to write (``~`` is expanded).
+        incidents: Errors, warnings and interruptions to show at their places (a loaded
+            session's own are used when none are given).
 
     Raises:
         ExportError: ``path`` is a directory, its directory does not exist, or it
@@ -36,7 +38,7 @@ def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str)
         raise ExportError(f"Cannot export to {target}: it is a directory. Give a file name, e.g. {target / 'conversation.md'}.")
     if not target.parent.is_dir():
         raise ExportError(f"Cannot export to {target}: the directory {target.parent} does not exist.")
-    text = render_markdown(source)
+    text = render_markdown(source, incidents)
     try:
         atomic_write(target, text.encode("utf-8"))
     except OSError as exc:
@@ -44,9 +46,10 @@ def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str)
     return target.resolve()
 
 
-def render_markdown(source: LoadedSession | Sequence[Message]) -> str:
-    """The Markdown text ``export_markdown`` writes."""
+def render_markdown(source: LoadedSession | Sequence[Message], incidents: Sequence[Incident] = ()) -> str:
+    """The Markdown text ``export_markdown`` writes (``incidents`` each before the message at its ``at``)."""
     if isinstance(source, LoadedSession):
+        incidents = incidents or source.incidents
         messages: Sequence[Message] = source.messages
         title = f"# Session {source.session_id}"
         created = source.meta.get("created")
@@ -62,7 +65,10 @@ def render_markdown(source: LoadedSession | Sequence[Message]) -> str:
     results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
     called = _call_ids(messages)
     parts = [header]
-    for message in messages:
+    pending = sorted(incidents, key=lambda incident: int(incident.get("at") or 0))
+    for index, message in enumerate(messages):
+        while pending and int(pending[0].get("at") or 0) <= index:
+            parts.append(_incident(pending.pop(0)))
         role = message.get("role")
         if role == "user":
             parts.append(f"## User\n\n{message.get('content', '')}")
@@ -70,7 +76,20 @@ def render_markdown(source: LoadedSession | Sequence[Message]) -> str:
             parts.append(_assistant(message, results))
         elif role == "tool" and message.get("tool_call_id") not in called:
             parts.append(_tool_block(message.get("name") or "?", None, message))
+    parts.extend(_incident(incident) for incident in pending)
     return "\n\n".join(part.rstrip() for part in parts) + "\n"
+
+
+def _incident(incident: Incident) -> str:
+    """An error, warning or interruption as a quoted line (a retracted question first)."""
+    kind = incident.get("kind")
+    if kind == "interruption":
+        return "> _Interrupted._"
+    label = "Warning" if kind == "warning" else "Error"
+    text = f"> **{label}**: " + str(incident.get("message") or incident.get("reason") or "").replace("\n", "\n> ")
+    if incident.get("query"):
+        text = f"## User (sent again later: the turn failed)\n\n{incident['query']}\n\n{text}"
+    return text
 
 
 _STOP_NOTES = {

@@ -25,6 +25,13 @@ log = logging.getLogger(__name__)
 
 INTERRUPTED_RESULT = "interrupted: the session ended before this tool finished"
 
+Incident = dict[str, Any]
+"""What happened beside the conversation, at its place in it: ``{"kind", "at", ...}``.
+
+``kind`` is ``error`` (``message``, ``reason``; ``query`` when the failed turn's question left
+the history), ``warning`` (``message``, ``code``) or ``interruption``; ``at`` is how many
+messages the history held when it happened (it is shown before the message at that index)."""
+
 
 @dataclass(kw_only=True)
 class LoadedSession:
@@ -38,6 +45,7 @@ class LoadedSession:
         trace: The ``entry`` of every ``trace`` record, in order, each with its ``ts``.
         records: Every valid record in order (to redraw the chat, with interruptions and errors).
         usage: The usage of every response, ``{"turn", "model", "usage"}``, to restore the totals.
+        incidents: The errors and interruptions, each at its place in ``messages`` (:data:`Incident`).
         warnings: What was skipped or repaired, as sentences to show the user.
     """
 
@@ -49,6 +57,7 @@ class LoadedSession:
     records: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
@@ -85,7 +94,7 @@ def load_session(source: Path | Session) -> LoadedSession:
         elif record["kind"] == "assistant" and isinstance(record.get("usage"), dict):
             usage = record["usage"]
             loaded.usage.append({"turn": usage.get("turn"), "model": usage.get("model"), "usage": usage})
-    loaded.messages = _history(loaded.records, loaded.warnings)
+    loaded.messages = _history(loaded.records, loaded.warnings, loaded.incidents)
     for warning in loaded.warnings:
         log.warning("%s", warning)
     return loaded
@@ -146,8 +155,9 @@ def _decode(line: bytes) -> tuple[dict[str, Any] | None, str]:
     return record, ""
 
 
-def _history(records: list[dict[str, Any]], warnings: list[str]) -> list[Message]:
-    """The conversation for the model API, with unanswered tool calls closed."""
+def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list[Incident] | None = None) -> list[Message]:
+    """The conversation for the model API, with unanswered tool calls closed (errors and interruptions into ``incidents``)."""
+    incidents = incidents if incidents is not None else []
     messages: list[Message] = []
     open_calls: dict[str, str] = {}  # tool calls of the last assistant message still without a result
     answered: set[str] = set()
@@ -192,10 +202,14 @@ def _history(records: list[dict[str, Any]], warnings: list[str]) -> list[Message
                 message["thinking"] = thinking
             messages.append(message)
             open_calls = {c["id"]: c["name"] for c in calls if c["id"] not in answered}
-        elif kind == "error" and record.get("retracted"):
-            # The failed turn answered nothing and its question went back to the prompt (as live).
-            if messages and messages[-1].get("role") == "user":
-                messages.pop()
+        elif kind == "error":
+            incident: Incident = {"kind": "error", "message": str(record.get("message") or ""), "reason": str(record.get("reason") or "")}
+            # Retracted: the failed turn answered nothing and its question went back to the prompt (as live).
+            if record.get("retracted") and messages and messages[-1].get("role") == "user":
+                incident["query"] = messages.pop().get("content", "")
+            incidents.append({**incident, "at": len(messages)})
+        elif kind == "interruption":
+            incidents.append({"kind": "interruption", "at": len(messages)})
         elif kind == "tool_result":
             call_id = record["tool_call_id"]
             if call_id not in open_calls:

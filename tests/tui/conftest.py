@@ -97,6 +97,18 @@ class ScriptedHandler:
         self.resets += 1
         self.conversation_history.clear()
 
+    def _keep(self, event: ev.Event) -> None:
+        """Messages and tool results into the history, as the real handler keeps them."""
+        if isinstance(event, ev.AssistantMessage):
+            message: dict[str, Any] = {"role": "assistant", "content": event.content}
+            if event.tool_calls:
+                message["tool_calls"] = [call.as_dict() for call in event.tool_calls]
+            if event.thinking:
+                message["thinking"] = list(event.thinking)
+            self.conversation_history.append(message)
+        elif isinstance(event, ev.ToolCallFinished):
+            self.conversation_history.append({"role": "tool", "content": event.result, "tool_call_id": event.call.id, "name": event.call.name})
+
     async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
         self.queries.append(query)
         self.conversation_history.append({"role": "user", "content": query})
@@ -119,6 +131,7 @@ class ScriptedHandler:
                     self.metrics["tool_calls_this_turn"] += 1
                     yield step
                 else:
+                    self._keep(step)
                     yield step
         except asyncio.CancelledError:
             self.cancelled += 1

@@ -194,8 +194,11 @@ async def test_long_session_keeps_the_widget_tree_bounded(real_app: AssistantApp
             await finish_turn(pilot)
         assert len(real_app.chat.items) <= 20  # the bound (the "earlier items" notice and the new-output marker are not items)
         assert real_app.chat.pruned == 1 + 2 * 15 - 20  # welcome note + (question, answer) per turn - the bound
-        assert [e["content"] for e in real_app.transcript if e["role"] == "user"] == [f"q{i}" for i in range(15)]
         assert widgets(real_app, AssistantMessage)[-1].text == "answer to q14"
+        await pilot.press("f2")  # the whole conversation, pruned messages included: read from the session
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "TextViewScreen")
+        shown = real_app.screen.text
+        assert all(f"q{i}\n" in shown and f"answer to q{i}\n" in shown for i in range(15)), shown
 
 
 REPLY = """Here is what I found in `src/auth.py`:
