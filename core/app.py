@@ -23,7 +23,16 @@ InteractiveRunner = Callable[[Callable[[], TaskResult]], Awaitable[TaskResult]]
 
 
 class Application:
-    """The TaskSystem, MemorySystem, PassthroughHandler and AiderBridge of one project."""
+    """The TaskSystem, MemorySystem, PassthroughHandler and AiderBridge of one project.
+
+    Args:
+        settings: the loaded settings.
+        provider: the model provider (built from the settings when not given).
+        run_interactive: how an interactive aider session takes the terminal, given once
+            here and kept by the bridge, which both the ``aiderInteractive`` tool and
+            ``/task aider:interactive`` go through (the TUI suspends itself; ACP refuses;
+            None runs it in this terminal).
+    """
 
     def __init__(
         self,
@@ -44,23 +53,21 @@ class Application:
         self.project_root = Path(settings.project_root).resolve()
         self.provider = provider or create_provider(settings)
         self.memory_system = MemorySystem(self.project_root, provider=self.provider)
-        self.bridge = AiderBridge(settings)
-        if run_interactive is not None:
-            self.bridge.interactive_runner = run_interactive
-        self.task_system = TaskSystem(self.bridge, run_interactive=run_interactive)
+        self.bridge = AiderBridge(settings, interactive_runner=run_interactive)  # the one route to the terminal
+        self.task_system = TaskSystem(self.bridge)
         self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
         from core.sandbox import Preflight
         from core.tools.commands import CommandTools
 
         self.commands = CommandTools(settings, Preflight(self.project_root))
-        self._register_tools(run_interactive)
+        self._register_tools()
         self.mcp = self._build_mcp()
         from core.session import Session
 
         self.session_state = Session(self.handler, application=self)
         """The open conversation: history, file context, approvals, transcript, metrics."""
 
-    def _register_tools(self, run_interactive: InteractiveRunner | None) -> None:
+    def _register_tools(self) -> None:
         from core.tools.aider_tools import register_aider_tools
         from core.tools.files import READ_FILE_SPEC, read_file_tool
 
@@ -76,7 +83,7 @@ class Application:
             from core.tools.auto_test import AutoTest
 
             after_edit = AutoTest(self.commands, self.bridge, self.settings.auto_test_attempts)
-        register_aider_tools(handler, self.bridge, run_interactive=run_interactive, after_edit=after_edit)
+        register_aider_tools(handler, self.bridge, after_edit=after_edit)
         self.commands.register(handler)
         self._register_task_list_tool()
 

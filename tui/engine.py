@@ -93,12 +93,10 @@ class Engine:
         return self._session
 
     def connect(self, *, approve: Approver, run_interactive: InteractiveRunner) -> None:
-        """Answer the handler's approvals and aider's terminal hand-over with these (also once built later)."""
+        """Answer the handler's approvals with ``approve`` (also once built later); keep ``run_interactive`` for the
+        Application's one terminal hand-over (``make_app`` builds it with a runner that calls this one)."""
         self.approve, self.run_interactive = approve, run_interactive
         self.session.set_approver(approve)
-        bridge = getattr(self.application, "bridge", None)
-        if bridge is not None and hasattr(bridge, "interactive_runner"):
-            bridge.interactive_runner = run_interactive
 
     async def build(self) -> bool:
         """Build the deferred Application in a thread; False (and :attr:`error` set) when that failed."""

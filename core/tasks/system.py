@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping
 from core.callables import call_sync_or_async
 from core.compat.tasks import TaskSystemSpecApi
 from core.tasks.templates import BUILTIN_TEMPLATES, TaskTemplate, missing_inputs
-from core.tools.aider_bridge import AiderBridge, InteractiveRunner
+from core.tools.aider_bridge import AiderBridge
 from core.types import TaskResult, TaskStatus
 
 log = logging.getLogger(__name__)
@@ -45,8 +45,6 @@ class TaskSystem(TaskSystemSpecApi):
     Args:
         aider_bridge: when given, registers the ``aider:automatic`` and ``aider:interactive`` executors.
         templates: the templates to register (default: the built-in aider ones).
-        run_interactive: how interactive sessions take the terminal (the TUI suspends itself);
-            defaults to the bridge's ``interactive_runner``, else a worker thread.
     """
 
     def __init__(
@@ -54,12 +52,10 @@ class TaskSystem(TaskSystemSpecApi):
         aider_bridge: AiderBridge | None = None,
         *,
         templates: Iterable[TaskTemplate] = BUILTIN_TEMPLATES,
-        run_interactive: InteractiveRunner | None = None,
     ) -> None:
         self.templates: dict[str, TaskTemplate] = {}
         self.programmatic_executors: dict[str, TaskExecutor] = {}
         self.aider_bridge = aider_bridge
-        self.run_interactive = run_interactive
         for template in templates:
             self.register_template(template)
         if aider_bridge is not None:
@@ -155,8 +151,8 @@ class TaskSystem(TaskSystemSpecApi):
     async def _aider_interactive(self, inputs: dict[str, Any]) -> TaskResult:
         assert self.aider_bridge is not None
         return await self.aider_bridge.run_interactive(
-            str(inputs["query"]), _paths(inputs.get("file_context")), runner=self.run_interactive
-        )
+            str(inputs["query"]), _paths(inputs.get("file_context"))
+        )  # the terminal is handed over the bridge's one way (its interactive_runner)
 
 
 def _paths(value: Any) -> list[str]:

@@ -339,13 +339,16 @@ class AiderBridge:
             our memory system picks the files and the map writes a tag cache into the project.
     """
 
-    def __init__(self, settings: Settings, *, edit_format: str | None = None, map_tokens: int = 0) -> None:
+    def __init__(
+        self, settings: Settings, *, edit_format: str | None = None, map_tokens: int = 0, interactive_runner: InteractiveRunner | None = None
+    ) -> None:
         self.settings = settings
         self.project_root = Path(settings.project_root).resolve()
         self.edit_format = edit_format
         self.map_tokens = map_tokens
-        self.interactive_runner: InteractiveRunner | None = None
-        """Set by the TUI to suspend itself around interactive sessions."""
+        self.interactive_runner = interactive_runner
+        """How an interactive session takes the terminal (the TUI suspends itself around it), given once by
+        whoever builds the bridge (``core.app.Application``); None runs it in a thread in this terminal."""
         self._lock = threading.Lock()
 
     @property
@@ -477,11 +480,9 @@ class AiderBridge:
         command += ["--", *(str(path) for path in files)]
         return command
 
-    async def run_interactive(
-        self, query: str, file_paths: Sequence[str], runner: InteractiveRunner | None = None, read_only_paths: Sequence[str] = ()
-    ) -> TaskResult:
-        """Run :meth:`start_interactive_session` through ``runner`` (default: ``interactive_runner``, else a thread)."""
-        run = runner or self.interactive_runner or run_in_thread
+    async def run_interactive(self, query: str, file_paths: Sequence[str], read_only_paths: Sequence[str] = ()) -> TaskResult:
+        """Run :meth:`start_interactive_session` through :attr:`interactive_runner` (else in a thread)."""
+        run = self.interactive_runner or run_in_thread
         return await run(lambda: self.start_interactive_session(query, file_paths, read_only_paths=read_only_paths))
 
     def start_interactive_session(

@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from core.callables import call_sync_or_async
 from core.memory.relevance import FILE_MENTION
-from core.tools.aider_bridge import AiderBridge, AiderError, InteractiveRunner, resolve_in_project
+from core.tools.aider_bridge import AiderBridge, AiderError, resolve_in_project
 from core.tools.paths_guard import relative_display
 from core.tools.secrets import is_secret_path
 from core.types import TaskResult, error_result
@@ -220,7 +220,6 @@ def _explicit(params: dict[str, Any]) -> list[str]:
 def register_aider_tools(
     handler: Any,
     bridge: AiderBridge,
-    run_interactive: InteractiveRunner | None = None,
     after_edit: Callable[[str, list[str], TaskResult], Awaitable[TaskResult]] | None = None,
 ) -> bool:
     """Register ``aiderAutomatic`` and ``aiderInteractive`` on the handler.
@@ -228,10 +227,7 @@ def register_aider_tools(
     Args:
         handler: the handler (``register_tool``, ``memory_system``, ``conversation_history``,
             ``pinned_files``, ``project_root``).
-        bridge: the AiderBridge that runs aider.
-        run_interactive: runs the blocking interactive session; the TUI passes one that
-            suspends the app around it. Defaults to ``bridge.interactive_runner``, else a thread
-            in the current terminal.
+        bridge: the AiderBridge that runs aider (an interactive session through its ``interactive_runner``).
         after_edit: called with (instruction, files, result) after each ``aiderAutomatic``
             edit; its result replaces aider's (``auto_test`` runs the tests there).
 
@@ -290,7 +286,7 @@ def register_aider_tools(
         return result
 
     def interactive(query: str, files: list[str], read_only: list[str]) -> Awaitable[TaskResult]:
-        return bridge.run_interactive(query, files, runner=run_interactive, read_only_paths=read_only)
+        return bridge.run_interactive(query, files, read_only_paths=read_only)
 
     ok_automatic = handler.register_tool(*executor(AIDER_AUTOMATIC_SPEC, "prompt", automatic))
     ok_interactive = handler.register_tool(*executor(AIDER_INTERACTIVE_SPEC, "query", interactive))

@@ -139,7 +139,7 @@ async def test_secret_files_need_the_users_pick(aider_settings: Settings, git_re
     assert await choose_files(HandlerStandIn(git_repo), "look at .env") == []
 
 
-async def test_interactive_tool_goes_through_the_given_runner(aider_settings: Settings, git_repo: Path) -> None:
+async def test_interactive_tool_goes_through_the_bridges_runner(aider_settings: Settings, git_repo: Path) -> None:
     handler = HandlerStandIn(git_repo)
     calls: list[Callable[[], TaskResult]] = []
 
@@ -147,7 +147,7 @@ async def test_interactive_tool_goes_through_the_given_runner(aider_settings: Se
         calls.append(session)  # the TUI would run session() inside app.suspend()
         return {"status": "success", "content": "session over", "metadata": {}}
 
-    register_aider_tools(handler, AiderBridge(aider_settings), run_interactive=suspend_and_run)
+    register_aider_tools(handler, AiderBridge(aider_settings, interactive_runner=suspend_and_run))
     result = await handler.tools["aiderInteractive"][1]({"query": "Refactor calc.py"})
     assert len(calls) == 1 and callable(calls[0])
     assert result["content"] == "session over"

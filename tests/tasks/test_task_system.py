@@ -130,14 +130,14 @@ async def test_bad_task_commands_change_nothing(aider_settings: Settings, git_re
     assert git(git_repo, "status", "--porcelain") == ""
 
 
-async def test_interactive_task_runs_through_the_task_systems_runner(aider_settings: Settings, git_repo: Path) -> None:
+async def test_interactive_task_runs_through_the_bridges_runner(aider_settings: Settings, git_repo: Path) -> None:
     sessions: list[Callable[[], TaskResult]] = []
 
     async def runner(session: Callable[[], TaskResult]) -> TaskResult:
         sessions.append(session)
         return {"status": "success", "content": "the aider session ended", "metadata": {}}
 
-    tasks = TaskSystem(AiderBridge(aider_settings), run_interactive=runner)
+    tasks = TaskSystem(AiderBridge(aider_settings, interactive_runner=runner))
     result = await run_task_command("/task aider:interactive query='Refactor calc.py' file_context=['calc.py']", tasks, git_repo)
     assert result["content"] == "the aider session ended" and len(sessions) == 1
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Iterator
 
 
 import pytest
@@ -296,3 +297,22 @@ async def test_a_rendering_fault_mid_stream_does_not_leave_the_engine_busy(
         await finish_turn(pilot)
         assert widgets(real_app, AssistantMessage)[-1].text == "Second answer."
         assert not any("already running" in note.body for note in widgets(real_app, NoteMessage))
+
+
+async def test_interactive_aider_takes_the_terminal_through_the_app(real_app: AssistantApp, fake_llm: FakeLLM) -> None:
+    """``/task aider:interactive`` reaches aider through the Application's one runner: the app suspends around it."""
+    import contextlib
+
+    suspended: list[bool] = []
+
+    @contextlib.contextmanager
+    def suspend() -> Iterator[None]:
+        suspended.append(True)  # the real one hands the terminal to aider (a headless test has none to hand over)
+        yield
+
+    real_app.suspend = suspend  # type: ignore[method-assign]
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, "/task aider:interactive query='Refactor it' file_context=['src/app.py']")
+        await wait_for(pilot, lambda: any("needs a terminal" in note.body for note in widgets(real_app, NoteMessage)))
+        assert suspended == [True]
+        assert fake_llm.requests == []  # no model decided anything
