@@ -105,6 +105,8 @@ class Conversation:
             self.host.call_later(self.host.refresh_bindings)
             # The collector's pause once the answer is on screen (not a Textual timer: see AssistantMessage._schedule).
             asyncio.get_running_loop().call_later(GC_AFTER_TURN, runtime.after_turn)
+            if self.renderer is renderer:
+                self.renderer = None  # its tool lines and messages go with the chat's pruning, not kept until the next turn
 
     def refresh_metrics(self) -> None:
         """Show the handler's metrics in the status line."""
