@@ -84,6 +84,8 @@ class PasteStore:
 
     def chips(self, line: str) -> list[tuple[int, int]]:
         """``(start, end)`` columns of the known chips in one line of the prompt."""
+        if not self._pastes:  # the prompt's every line render and cursor move ask: no regex while nothing was pasted
+            return []
         return [match.span() for match in _CHIP.finditer(line) if int(match.group(1)) in self._pastes]
 
     def expand(self, text: str) -> str:

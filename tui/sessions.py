@@ -78,9 +78,13 @@ class Sessions:
             except SessionError as again:
                 await self._note(f"{again}\nThis conversation is not being saved.", "error", "Session not saved")
                 return
+        await self._opened(notices)
+
+    async def _opened(self, notices: list[str]) -> None:
+        """A session was opened: say what opening it noticed and redraw what it loaded."""
         for notice in notices:
             await self._note(notice)
-        loaded = session.take_loaded()  # the session keeps the conversation, not the records read back
+        loaded = self.engine.session.take_loaded()  # the session keeps the conversation, not the records read back
         if loaded is not None:
             await self.restore(loaded)
 
@@ -194,11 +198,7 @@ class Sessions:
         except SessionError as exc:
             await self._note(str(exc), "error", "Session not opened")
             return
-        for notice in notices:
-            await self._note(notice)
-        loaded = session.take_loaded()  # the session keeps the conversation, not the records read back
-        if loaded is not None:
-            await self.restore(loaded)
+        await self._opened(notices)
 
     def list_sessions(self) -> list[Any]:
         """This project's sessions, newest first (blocking: run in a thread)."""
