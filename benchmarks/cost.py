@@ -19,14 +19,17 @@ against the fake server (`tests/fake_llm.py`) with its prompt-cache accounting
 (`tests/fake_cache.py`: prefix match up to each `cache_control` breakpoint with
 the documented 20-block lookback, 1,024-token minimum, reads vs writes, 5-minute
 lifetime; tokens counted as bytes/4). The session reads and finds files with the
-real `readFile` and `executeFilePathCommand` tools, picks files into the context
-between turns (one of them edited and so sent again), and asks one `/plan`.
+real `readFile` and `executeFilePathCommand` tools (re-reading some, which are
+answered with a pointer to the earlier result), picks files into the context
+between turns (one of them edited and so sent again, one already read whole), and
+asks one `/plan`.
 Figures: the byte-identical common prefix of each request and the previous one
 (tools, system and messages as canonical JSON, `cache_control` markers left out as
 the cache ignores them), averaged from the third request on, as a share of the
 previous request (what was sent before and is resent unchanged) and as a share of
 the request itself (which also counts what the step appended: a whole file read
-early in a session is a large part of it); the share of input
+early in a session is a large part of it), per request and over all their bytes
+together; the share of input
 tokens read from the cache; billed-equivalent input tokens (uncached input + 1.25 x
 cache writes + 0.1 x cache reads, Anthropic's 5-minute prices relative to base
 input) against the same session with caching off (`prompt_cache = false`: every
@@ -124,11 +127,13 @@ async def session(kind: str, caching: bool) -> dict[str, Any]:
                 elif event.kind == "turn_failed":
                     raise RuntimeError(f"the turn failed: {event.message}")
         bodies = [canonical(r.body, kind) for r in fake.requests]
+        reads = [str(m["content"]) for m in handler.conversation_history if m.get("name") == "readFile"]
+        pointed = sum(text.startswith("[Not sent again") for text in reads)
         summary = handler.usage.summary()
         application.session_state.close()
     if len(bodies) != RESPONSES:
         raise RuntimeError(f"expected {RESPONSES} requests, saw {len(bodies)}")
-    return {"bodies": bodies, "usages": usages, "summary": summary}
+    return {"bodies": bodies, "usages": usages, "summary": summary, "reads": len(reads), "pointed": pointed}
 
 
 def billed_equivalent(usages: list[dict[str, Any]]) -> float:
@@ -148,6 +153,8 @@ async def _run(quick: bool) -> BenchResult:
     result.add(Figure("  lowest single request", "%", [100 * min(shares)]))
     result.add(Figure("request bytes that are the previous request's prefix (mean, 3rd on)", "%", [100 * sum(own) / len(own)], target=at_least(95.0)))
     result.add(Figure("  lowest single request (a step that appends a whole file)", "%", [100 * min(own)]))
+    later = cached["bodies"][2:]
+    result.add(Figure("  all those requests' bytes together", "%", [100 * sum(s * len(b) for s, b in zip(own, later)) / sum(len(b) for b in later)]))
     result.add(Figure("cache-read share of input tokens", "%", [100 * read / prompt], target=at_least(85.0)))
     result.add(
         Figure(
@@ -168,7 +175,8 @@ async def _run(quick: bool) -> BenchResult:
     result.add(Figure("OpenAI-compatible: cached_tokens share of prompt tokens", "%", [100 * o_read / o_prompt]))
     result.notes.append(
         f"{RESPONSES} requests; prompt tokens {prompt:,} (cached run), {sum(u['input_tokens'] for u in uncached['usages']):,} (caching off); "
-        f"cache reads {read:,}, writes {sum(u['cache_write_tokens'] for u in cached['usages']):,}."
+        f"cache reads {read:,}, writes {sum(u['cache_write_tokens'] for u in cached['usages']):,}; "
+        f"{cached['pointed']} of {cached['reads']} readFile calls answered with a pointer to lines the conversation already held."
     )
     return result
 

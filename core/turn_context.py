@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from core.handlers.budget import estimate_text_tokens
+from core.handlers.rereads import picked_as_read
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +30,16 @@ Part = dict[str, Any]
 """``{"kind": "file" | "note" | "text", "text": str}``; file parts also carry ``path`` and ``digest``."""
 
 
+def content_digest(content: str) -> str:
+    """What identifies a picked file's text (its copy in the conversation is current while this is equal)."""
+    return hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def file_part(display: str, content: str | None, reason: str = "cannot be read") -> Part:
     """A picked file as the model sees it, or a note saying why it is not sent (``reason`` follows "it")."""
     if content is None:
         return {"kind": "note", "path": display, "text": f"[{display} was picked into the context but is not sent: it {reason}]"}
-    digest = hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return {"kind": "file", "path": display, "digest": digest, "text": f'<file path="{display}">\n{content}\n</file>'}
+    return {"kind": "file", "path": display, "digest": content_digest(content), "text": f'<file path="{display}">\n{content}\n</file>'}
 
 
 def text_part(text: str) -> Part:
@@ -73,10 +78,14 @@ class ConversationFiles:
         caching: True when the provider caches the request prefix (then replacing an
             old copy costs a rewrite of everything after it, so it is done only when
             the old copy is the bigger cost).
+        find_read: ``(display path, text, history)`` to the id of a readFile call whose
+            result in the history already shows all of the file as it is now; the
+            picked file is then sent as a pointer to it (:mod:`core.handlers.rereads`).
     """
 
-    def __init__(self, caching: bool = True) -> None:
+    def __init__(self, caching: bool = True, find_read: Callable[[str, str, Sequence[dict[str, Any]]], str | None] | None = None) -> None:
         self.caching = caching
+        self.find_read = find_read
         self.copies: dict[str, _Copy] = {}
 
     def rebuild(self, history: Sequence[dict[str, Any]]) -> None:
@@ -112,6 +121,8 @@ class ConversationFiles:
                 continue
             if copy is not None:
                 self._retire(display, history, f"[an older copy of {display} was here; the current one is further down]")
+            if content is not None and self.find_read is not None and (call_id := self.find_read(display, content, history)):
+                part["text"] = picked_as_read(display, call_id)
             parts.append(part)
         return parts
 

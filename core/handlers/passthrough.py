@@ -371,7 +371,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             async for event in pumped:
                 yield event
         result, status = outcome[0]
-        result = cap_result(result, self.config.max_tool_result_chars)
+        result = self.answer_reread(call, cap_result(result, self.config.max_tool_result_chars))
         self._answer(turn, call, result)
         waited = turn.waited.pop(call.id, 0.0)
         yield ev.ToolCallFinished(

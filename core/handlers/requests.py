@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
+from core.handlers import rereads
 from core.memory.policy import estimate_file_tokens
 from core.plan import PLAN_INSTRUCTIONS
-from core.turn_context import ConversationFiles, turn_parts
+from core.tools.paths_guard import PathRefused, resolve_in_root
+from core.turn_context import ConversationFiles, content_digest, turn_parts
+from core.types import TaskResult, ToolCall, is_error, ok_result
 from core.usage import ContextMeter
 
 PROJECT_INSTRUCTIONS_FILE = "AGENTS.md"
@@ -45,7 +49,7 @@ class RequestMixin:
         """The time each user message is stamped with (tests and benchmarks fix it)."""
         self._system_prompt: tuple[str, Any, str] | None = None
         """(base prompt, data context, the prompt built from them)."""
-        self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)))
+        self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)), find_read=self._find_read)
 
     def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None) -> None:
         """Continue a saved conversation: its history, which files it holds, and its usage totals."""
@@ -86,6 +90,47 @@ class RequestMixin:
             mode_instructions=PLAN_INSTRUCTIONS if mode == "plan" else "",
             now=self.wall_clock,
         )
+
+    def _names(self, path: Path) -> Callable[[str], bool]:
+        """True for a tool's ``path`` argument that resolves to ``path``."""
+
+        def names(raw: str) -> bool:
+            try:
+                return resolve_in_root(raw, self.project_root) == path
+            except (PathRefused, ValueError, OSError):
+                return False
+
+        return names
+
+    def _find_read(self, display: str, text: str, history: Sequence[dict[str, Any]]) -> str | None:
+        """The readFile call whose result in ``history`` shows all of picked file ``display`` as ``text``."""
+        try:
+            path = resolve_in_root(display, self.project_root)
+        except (PathRefused, ValueError, OSError):
+            return None
+        return rereads.read_in_full(history, text, self._names(path))
+
+    def answer_reread(self, call: ToolCall, result: TaskResult) -> TaskResult:
+        """A readFile ``result``, or a pointer to where the conversation already holds those lines.
+
+        See :mod:`core.handlers.rereads`. Results cut short, errors and short reads are
+        sent as they are.
+        """
+        meta = dict(result.get("metadata") or {})
+        content = str(result.get("content") or "")
+        if (call.name != rereads.READ_TOOL or is_error(result) or len(content) < rereads.MIN_POINTED_CHARS
+                or meta.get("truncated") or meta.get("truncated_chars") or not meta.get("path")):
+            return result
+        path = Path(meta["path"])
+        shown = self._display_path(str(path))  # type: ignore[attr-defined]
+        if since := rereads.earlier_read(self.conversation_history, content, self._names(path)):
+            return ok_result(rereads.read_pointer(shown, meta["start_line"], meta["end_line"], since), **meta, unchanged_since=since)
+        copy = self.conversation_files.copies.get(shown)
+        if copy is not None and meta.get("total_lines") and meta.get("start_line") == 1:
+            text, _ = self._picked_text(str(path))
+            if text is not None and content_digest(text) == copy.digest:
+                return ok_result(rereads.picked_pointer(shown), **meta, unchanged_since="context")
+        return result
 
     def _picked_text(self, path: str) -> tuple[str | None, str]:
         """A picked file's text, or None and why the file policy does not send it."""

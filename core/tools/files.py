@@ -19,7 +19,7 @@ from core.tools.paths_guard import PathRefused, relative_display, resolve_in_roo
 from core.tools.secrets import is_secret_path
 from core.types import TaskResult, error_result, ok_result
 
-__all__ = ["MAX_READ_BYTES", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "read_file_tool"]
+__all__ = ["MAX_READ_BYTES", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "numbered_line", "read_file_tool"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,11 @@ def _is_explicit(raw_abs: Path, resolved: Path, explicit_files: Iterable[str]) -
     return False
 
 
+def numbered_line(number: int, line: str) -> str:
+    """One line as ``readFile`` shows it: its number, six wide, a tab, the text without its line ending."""
+    return f"{number:6}\t{line.rstrip(chr(13) + chr(10))}"
+
+
 def _numbered(lines: Iterable[tuple[int, bytes]]) -> tuple[str, int, int, bool]:
     """Render (number, raw line) pairs within the byte cap: text, first, last, cut short."""
     out: list[str] = []
@@ -76,8 +81,7 @@ def _numbered(lines: Iterable[tuple[int, bytes]]) -> tuple[str, int, int, bool]:
     for number, raw in lines:
         if size + len(raw) > MAX_READ_BYTES and out:
             return "\n".join(out), first, last, True
-        text = raw.decode("utf-8", "replace").rstrip("\r\n")
-        out.append(f"{number:6}\t{text}")
+        out.append(numbered_line(number, raw.decode("utf-8", "replace")))
         size += len(raw)
         first, last = first or number, number
     return "\n".join(out), first, last, False
