@@ -10,6 +10,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from core import events as ev
 from core.config import Settings
 from core.types import ToolCall, ok_result
@@ -191,3 +193,18 @@ async def test_esc_while_awaiting_approval_shows_the_wait_not_a_run(settings: Se
         await finish_turn(pilot)
         record = app.trace.records["t1"]
         assert (record.status, record.duration, record.waited, record.decision) == ("interrupted", None, 3.0, "no answer")
+
+
+async def test_a_read_answered_with_a_pointer_says_so_in_the_trace(settings: Settings, project: Path) -> None:
+    fresh, again = ToolCall(id="r1", name="readFile", parameters={"path": "app.py"}), ToolCall(id="r2", name="readFile", parameters={"path": "app.py"})
+    pointer = "[Not sent again: app.py lines 1-80 are unchanged since the result of readFile call r1 earlier in this conversation]"
+    script: list[Any] = [ev.TurnStarted(query="", subtask_id="s")]
+    for call, result, meta in ((fresh, "     1\tdef f0", {}), (again, pointer, {"unchanged_since": "r1"})):
+        script += [ev.ToolCallStarted(call=call, started_at=0), ev.ToolCallFinished(call=call, status="success", result=result, duration=0.1, metadata=meta)]
+    script += text_reply("read")[1:]
+    app = make_app(settings, handler=ScriptedHandler(script, project_root=project, settings=settings), clock=FixedClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "read twice")
+        await finish_turn(pilot)
+        first, second = (" ".join(part.plain for part in view.render().renderables if isinstance(part, Text)) for view in app.trace.query(ToolCallView))
+        assert "not resent" not in first and "not resent: already in the conversation" in second
