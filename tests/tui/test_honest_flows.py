@@ -207,4 +207,4 @@ async def test_a_read_answered_with_a_pointer_says_so_in_the_trace(settings: Set
         await send(pilot, "read twice")
         await finish_turn(pilot)
         first, second = (" ".join(part.plain for part in view.render().renderables if isinstance(part, Text)) for view in app.trace.query(ToolCallView))
-        assert "not resent" not in first and "not resent: already in the conversation" in second
+        assert "not resent" not in first and "unchanged: not resent" in second

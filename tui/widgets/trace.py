@@ -134,7 +134,7 @@ class ToolCallView(Widget, can_focus=True):
             ran = record.duration if record.finished and record.status not in NEVER_RAN else None
             parts.append(Text(f"  {approval_line(record.decision, record.automatic, record.waited, ran)}", style="italic"))
         if record.metadata.get("unchanged_since") and not self.expanded:
-            parts.append(Text("  not resent: already in the conversation", style="dim italic", no_wrap=True, overflow="ellipsis"))
+            parts.append(Text("  unchanged: not resent", style="dim italic", no_wrap=True, overflow="ellipsis"))
         if record.status in NEVER_RAN and record.result and not self.expanded:
             reason = record.result.strip().splitlines()[0]
             parts.append(Text(f"  {reason}", style=f"italic {style}", no_wrap=True, overflow="ellipsis"))
