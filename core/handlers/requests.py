@@ -91,24 +91,21 @@ class RequestMixin:
             now=self.wall_clock,
         )
 
+    def _resolved(self, raw: str) -> Path | None:
+        """Where a path argument points inside the project, or None."""
+        try:
+            return resolve_in_root(raw, self.project_root)
+        except (PathRefused, ValueError, OSError):
+            return None
+
     def _names(self, path: Path) -> Callable[[str], bool]:
         """True for a tool's ``path`` argument that resolves to ``path``."""
-
-        def names(raw: str) -> bool:
-            try:
-                return resolve_in_root(raw, self.project_root) == path
-            except (PathRefused, ValueError, OSError):
-                return False
-
-        return names
+        return lambda raw: self._resolved(raw) == path
 
     def _find_read(self, display: str, text: str, history: Sequence[dict[str, Any]]) -> str | None:
         """The readFile call whose result in ``history`` shows all of picked file ``display`` as ``text``."""
-        try:
-            path = resolve_in_root(display, self.project_root)
-        except (PathRefused, ValueError, OSError):
-            return None
-        return rereads.read_in_full(history, text, self._names(path))
+        path = self._resolved(display)
+        return rereads.read_in_full(history, text, self._names(path)) if path is not None else None
 
     def answer_reread(self, call: ToolCall, result: TaskResult) -> TaskResult:
         """A readFile ``result``, or a pointer to where the conversation already holds those lines.
@@ -126,7 +123,7 @@ class RequestMixin:
         if since := rereads.earlier_read(self.conversation_history, content, self._names(path)):
             return ok_result(rereads.read_pointer(shown, meta["start_line"], meta["end_line"], since), **meta, unchanged_since=since)
         copy = self.conversation_files.copies.get(shown)
-        if copy is not None and meta.get("total_lines") and meta.get("start_line") == 1:
+        if copy is not None and meta.get("total_lines"):  # a whole read
             text, _ = self._picked_text(str(path))
             if text is not None and content_digest(text) == copy.digest:
                 return ok_result(rereads.picked_pointer(shown), **meta, unchanged_since="context")

@@ -26,7 +26,7 @@ no longer counted as a copy.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from core.tools.files import numbered_line
 
@@ -47,13 +47,13 @@ def holds_lines(content: str, lines: str) -> bool:
     return False
 
 
-def _read_results(history: Sequence[dict[str, Any]], same_file: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
-    """(call id, content) of each successful readFile result of the file, newest first."""
-    paths: dict[str, Any] | None = None
+def _find(history: Sequence[dict[str, Any]], same_file: Callable[[str], bool], shows: Callable[[str], bool]) -> str | None:
+    """The id of the newest successful readFile call of the file whose result ``shows`` what is wanted."""
+    paths: dict[Any, Any] | None = None
     for message in reversed(history):
-        if message.get("role") != "tool" or message.get("name") != READ_TOOL or message.get("is_error"):
+        if message.get("role") != "tool" or message.get("name") != READ_TOOL or message.get("is_error") or not shows(str(message.get("content") or "")):
             continue
-        if paths is None:  # which path each call read, from the calls the model made
+        if paths is None:  # which path each call read, from the calls the model made (only once a result matches)
             paths = {
                 call.get("id"): (call.get("parameters") or {}).get("path")
                 for m in history
@@ -63,8 +63,9 @@ def _read_results(history: Sequence[dict[str, Any]], same_file: Callable[[str], 
             }
         call_id = message.get("tool_call_id")
         raw = paths.get(call_id)
-        if isinstance(raw, str) and call_id and same_file(raw):
-            yield str(call_id), str(message.get("content") or "")
+        if call_id and isinstance(raw, str) and same_file(raw):
+            return str(call_id)
+    return None
 
 
 def earlier_read(history: Sequence[dict[str, Any]], lines: str, same_file: Callable[[str], bool]) -> str | None:
@@ -75,9 +76,7 @@ def earlier_read(history: Sequence[dict[str, Any]], lines: str, same_file: Calla
         lines: A new read's numbered lines (``readFile``'s output).
         same_file: True for a ``path`` argument that names the file just read.
     """
-    if not any(lines in str(m.get("content") or "") for m in history if m.get("role") == "tool"):
-        return None  # the common case, decided without resolving any path
-    return next((call_id for call_id, content in _read_results(history, same_file) if holds_lines(content, lines)), None)
+    return _find(history, same_file, lambda content: holds_lines(content, lines))
 
 
 def numbered(text: str) -> str:
@@ -93,7 +92,7 @@ def read_in_full(history: Sequence[dict[str, Any]], text: str, same_file: Callab
     if len(text) < MIN_POINTED_CHARS:
         return None
     shown = numbered(text)
-    return next((call_id for call_id, content in _read_results(history, same_file) if content == shown), None)
+    return _find(history, same_file, lambda content: content == shown)
 
 
 def read_pointer(shown: str, first: int, last: int, call_id: str) -> str:
