@@ -157,6 +157,7 @@ def bwrap_argv(
     read_only: Iterable[str] = (),
     nproc: int | None = None,
     info_fd: int | None = None,
+    project_read_only: bool = False,
 ) -> list[str]:
     """The full command line: ``bwrap`` options, then ``argv`` to run inside.
 
@@ -170,6 +171,7 @@ def bwrap_argv(
         nproc: When set, ``RLIMIT_NPROC`` applied inside the user namespace with ``prlimit``.
         info_fd: A descriptor bubblewrap writes ``{"child-pid": N}`` to: the sandbox's first
             process, whose end means every process of the sandbox is gone.
+        project_read_only: Bind the project read-only (the file-finding tool changes nothing).
     """
     root = str(project_root)
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
@@ -182,7 +184,7 @@ def bwrap_argv(
     for path in dict.fromkeys(read_only):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
-    args += ["--bind", root, root]
+    args += ["--ro-bind" if project_read_only else "--bind", root, root]
     git = project_root / ".git"
     if git.exists() and not git.is_symlink():
         args += ["--ro-bind", str(git), str(git)]
