@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-C", "--project", metavar="DIR", help="project directory (default: the current directory)")
     parser.add_argument("-c", "--continue", dest="continue_session", action="store_true", help="continue the most recent session of this project")
     parser.add_argument("--resume", metavar="ID", help="resume the session with this id")
-    parser.add_argument("--trust", action="store_true", help="trust this project's own .env (it may then set API endpoints)")
+    parser.add_argument("--trust", action="store_true",
+                        help="trust this project (remembered): its .env and .mcp.json apply; until then they are ignored")
     parser.add_argument("--mcp-config", metavar="FILE", help="also start the MCP servers of FILE (.mcp.json format, or TOML with [mcp_servers.NAME])")
     parser.add_argument("--no-mcp", action="store_true", help="start no MCP server")
     parser.add_argument("--max-cost", type=float, metavar="USD", help="session budget in US dollars: the loop stops before a request that would exceed it")
@@ -134,10 +135,14 @@ def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> in
     if args.mcp_config and not Path(args.mcp_config).expanduser().is_file():
         _error(f"--mcp-config {args.mcp_config!r}: no such file")
         return EXIT_USAGE
-    if args.trust:
-        from core.config import trust_project
+    if args.trust:  # the only way -p trusts a project: it never does by itself
+        from core.trust import TrustError, trust_project
 
-        trust_project(Path(args.project or ".").resolve())
+        try:
+            trust_project(Path(args.project or ".").resolve())
+        except TrustError as exc:
+            _error(str(exc))
+            return EXIT_FAILED
     setup_logging((), level=logging.DEBUG if args.debug else logging.INFO)  # the settings' secrets join it once loaded
     overrides = _overrides(args)
 

@@ -9,9 +9,10 @@ Precedence, highest first:
 
 :class:`Settings` is a pydantic-settings model; :func:`load_settings` builds it from
 one settings source per layer (posting loads its settings the same way). A project's
-``.env`` is repository content: until the user trusts the project it may not redirect
-the API endpoint (``*_BASE_URL``) or configure MCP servers (:class:`TrustedDotEnvSource`,
-:func:`is_trusted`). ``Settings(...)`` called directly uses only the values it is given.
+``.env`` is repository content: until the user trusts the project it may set only the
+keys of :data:`UNTRUSTED_KEYS` (none); every other key it holds is ignored and named in
+:attr:`Settings.notices` (:class:`TrustedDotEnvSource`, :mod:`core.trust`).
+``Settings(...)`` called directly uses only the values it is given.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pydantic_settings import (
 )
 
 from core import paths
+from core.trust import is_trusted, root_problem, trust_project, trusted_projects_file  # noqa: F401 - also imported from here
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +51,13 @@ Dollars = Annotated[float, Field(ge=0)]
 """A budget: 0 means none."""
 
 SECRET_FIELDS = frozenset({"anthropic_api_key", "openai_api_key"})
-# Keys a repository's .env may not set before the project is trusted (endpoints; MCP servers run programs).
-ENDPOINT_FIELDS = frozenset({"anthropic_base_url", "openai_base_url", "mcp_config", "mcp_allow_read_only"})
+UNTRUSTED_KEYS: frozenset[str] = frozenset()
+"""Settings fields a project's ``.env`` may set before the user trusts the project: none.
+
+An allowlist: a field joins only if it cannot widen what runs, what is read, where
+requests go or what is spent. Every field so far does one of these (approvals, sandbox
+paths, endpoints, keys: an attacker's key routes the conversation to their account,
+model, thinking and budgets: spending, timeouts and limits: what runs)."""
 # Tables of the user config file read elsewhere (core.mcp.config), not Settings fields.
 OTHER_SECTIONS = frozenset({"mcp_servers"})
 ENV_PREFIX = "ASSISTANT_TUI_"
@@ -147,11 +154,11 @@ class Settings(BaseSettings):
     anthropic_api_key: str = Field(default="", repr=False)
     """Anthropic API key (the SDK's own variable)."""
     anthropic_base_url: str = ""
-    """Anthropic endpoint; a project's ``.env`` may set it only once the project is trusted."""
+    """Anthropic endpoint (a project's ``.env``, like any of its keys, applies only once the project is trusted)."""
     openai_api_key: str = Field(default="", repr=False)
     """Key of the OpenAI-compatible endpoint (local servers need none)."""
     openai_base_url: str = ""
-    """OpenAI-compatible endpoint; a project's ``.env`` may set it only once the project is trusted."""
+    """OpenAI-compatible endpoint (a project's ``.env`` applies only once the project is trusted)."""
     project_root: Path = Field(default_factory=Path.cwd)
     """The project the assistant works in; tools never reach outside it."""
     base_system_prompt: str = ""
@@ -195,7 +202,7 @@ class Settings(BaseSettings):
 
     @property
     def notices(self) -> list[str]:
-        """What loading ignored and the user should hear (an untrusted ``.env``'s endpoints, unknown config keys)."""
+        """What loading ignored and the user should hear (an untrusted ``.env``'s keys, unknown config keys, a root holding HOME)."""
         return self._notices
 
     @property
@@ -252,22 +259,50 @@ class VariablesSource(PydanticBaseSettingsSource):
 
 
 class TrustedDotEnvSource(VariablesSource):
-    """The project's ``.env``; until the project is trusted it may not set :data:`ENDPOINT_FIELDS`."""
+    """The project's ``.env``; until the project is trusted only :data:`UNTRUSTED_KEYS` apply."""
 
     def __init__(self, settings_cls: type[BaseSettings], project_root: Path) -> None:
         self.notices: list[str] = []
-        """What was ignored, for the user (:attr:`Settings.notices`)."""
-        env_file = project_root / ".env"
-        values: dict[str, str] = {}
-        if env_file.is_file():
-            from dotenv import dotenv_values
-
-            values = {k: v for k, v in dotenv_values(env_file).items() if v is not None}
-            if not is_trusted(project_root):
-                for name in sorted(ENDPOINT_FIELDS):
-                    if values.pop(ENV_VARS[name], None) is not None:
-                        self.notices.append(f"ignoring {ENV_VARS[name]} from {env_file}: the project is not trusted (assistant-tui --trust allows it)")
+        """What was ignored, for the user (:attr:`Settings.notices`): the keys, never their values."""
+        values = read_project_env(project_root)
+        if values and not is_trusted(project_root):
+            if ignored := ignored_variables(values):
+                self.notices.append(
+                    f"ignoring {', '.join(ignored)} from {project_root / '.env'}: the project is not trusted "
+                    "(trust it when assistant-tui asks at start, or run assistant-tui --trust)"
+                )
+            allowed = {ENV_VARS[name] for name in UNTRUSTED_KEYS}
+            values = {name: value for name, value in values.items() if name in allowed}
         super().__init__(settings_cls, values)
+
+
+def read_project_env(project_root: Path) -> dict[str, str]:
+    """The variables of the project's ``.env`` (empty when there is none), trusted or not."""
+    env_file = Path(project_root) / ".env"
+    if not env_file.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    try:
+        return {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("cannot read %s: %s", env_file, exc)
+        return {}
+
+
+def ignored_variables(values: Mapping[str, str]) -> list[str]:
+    """The variables of an untrusted ``.env`` that would configure us and are ignored, sorted.
+
+    Ours (:data:`ENV_VARS`, and any ``ASSISTANT_TUI_*``) beyond :data:`UNTRUSTED_KEYS`;
+    a variable we never read (``STRIPE_KEY``) is not configuration and is not named.
+    """
+    allowed = {ENV_VARS[name] for name in UNTRUSTED_KEYS}
+    ours = set(ENV_VARS.values())
+    return sorted(name for name in values if (name in ours or name.startswith(ENV_PREFIX)) and name not in allowed)
+
+
+SECRET_VARIABLES = frozenset(ENV_VARS[name] for name in SECRET_FIELDS)
+"""The variables whose values are never shown (the trust question masks them)."""
 
 
 class UserConfigSource(TomlConfigSettingsSource):
@@ -287,28 +322,6 @@ class UserConfigSource(TomlConfigSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         return {k: v for k, v in super().__call__().items() if k in self.settings_cls.model_fields}
-
-
-def trusted_projects_file() -> Path:
-    """Where the trusted project directories are listed, one a line."""
-    return paths.config_dir() / "trusted-projects"
-
-
-def is_trusted(project_root: Path) -> bool:
-    """True when the user has trusted this project's own configuration (its ``.env`` endpoints)."""
-    try:
-        lines = trusted_projects_file().read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return False
-    return str(project_root.resolve()) in {line.strip() for line in lines}
-
-
-def trust_project(project_root: Path) -> None:
-    """Record that the user trusts this project's configuration."""
-    target = trusted_projects_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("a", encoding="utf-8") as fh:
-        fh.write(str(project_root.resolve()) + "\n")
 
 
 def load_settings(
@@ -339,6 +352,8 @@ def load_settings(
     except ValidationError as exc:
         raise ConfigError("; ".join(_explain(error) for error in exc.errors())) from None
     settings._notices = [*dotenv.notices, *user.notices]
+    if problem := root_problem(root):
+        settings._notices.append(f"{problem} (commands are refused there)")
     for notice in settings.notices:
         log.warning("%s", notice)
     return settings

@@ -198,7 +198,8 @@ def load_mcp_config(
         if trusted if trusted is not None else is_trusted(project_root):
             _add_servers(config, _read_json_servers(project_file, config), str(project_file), environ)
         else:
-            config.skipped.append(f"{project_file} was not read: the project is not trusted (assistant-tui --trust)")
+            config.skipped.append(f"{project_file} was not read: the project is not trusted "
+                                  "(trust it when assistant-tui asks at start, or run assistant-tui --trust)")
             log.warning("ignoring %s: the project is not trusted", project_file)
     if extra_file:
         path = Path(extra_file).expanduser()
@@ -208,6 +209,15 @@ def load_mcp_config(
             _add_servers(config, _read_toml_servers(path, config), str(path), environ)
         else:
             _add_servers(config, _read_json_servers(path, config), str(path), environ)
+    return config
+
+
+def read_project_servers(project_root: Path, environ: Mapping[str, str] | None = None) -> McpConfig:
+    """The servers of the project's ``.mcp.json``, trusted or not: what trusting it would start (nothing is started)."""
+    config = McpConfig()
+    project_file = Path(project_root) / ".mcp.json"
+    if project_file.is_file():
+        _add_servers(config, _read_json_servers(project_file, config), str(project_file), environ)
     return config
 
 

@@ -24,6 +24,7 @@ from core.sandbox.runner import OutputCallback
 from core.tools.live_output import emit
 from core.tools.secrets import redact
 from core.tools.testcmd import TestCommandError, resolve_test_command
+from core.trust import root_problem
 from core.types import TaskResult, error_result, ok_result
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ class CommandTools:
         Callers decide approval first; this only runs. Output batches go to
         ``on_output`` (default: the running tool call's live output).
         """
+        if problem := root_problem(self.project_root):  # the sandbox would hold all of HOME
+            return RunResult(status="error", argv=list(argv), sandboxed=False, error=problem)
         status = await self.status()
         if not status.available and not self.settings.allow_unsandboxed:
             return RunResult(status="error", argv=list(argv), sandboxed=False, error=status.problem)
@@ -143,6 +146,8 @@ class CommandTools:
     # -- approval ----------------------------------------------------------------
     async def verdict(self, argv: Sequence[str], network: bool, *, user: bool = False) -> Verdict:
         """The approval a run needs (``user``: the user typed it, so only the sandbox matters)."""
+        if problem := root_problem(self.project_root):
+            return Verdict("deny", problem)
         status = await self.status()
         shown = shlex.join(argv)
         where = "in the sandbox" + (" WITH NETWORK ACCESS" if network else " (no network)")
