@@ -171,6 +171,14 @@ def project_changes(project_root: Path) -> ProjectChanges:
     return ProjectChanges(root=root, settings=settings, servers=servers, problems=tuple(config.errors))
 
 
+def pending_trust(project_root: Path) -> ProjectChanges | None:
+    """What to ask the user about at start: the changes of an untrusted project that has some; else None."""
+    if is_trusted(project_root):
+        return None
+    changes = project_changes(project_root)
+    return None if changes.empty else changes
+
+
 def _mask(value: str) -> str:
     return f"(hidden, {len(value)} characters)" if value else "(empty)"
 

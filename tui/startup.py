@@ -68,6 +68,7 @@ class StartUp:
         """
         engine, host = self.engine, self.host
         try:
+            await self.ask_trust()
             try:
                 await engine.configure()
             except StartupError as error:
@@ -95,6 +96,30 @@ class StartUp:
             self.started.set()
         host.run_worker(self.files.load, thread=True, group="files", exit_on_error=False)
         host.run_worker(engine.prewarm, thread=True, group="prewarm", exit_on_error=False)  # the first reply starts at once
+
+    async def ask_trust(self) -> None:
+        """Before the settings load: ask once whether to trust an untrusted project whose configuration changes something.
+
+        Only when this app loads the settings (the CLI); "Not now" leaves the project's configuration ignored.
+        """
+        if self.engine.load_settings is None:
+            return
+        from core.trust import TrustError, pending_trust, trust_project
+        from tui.screens.trust import TrustScreen
+
+        root = self.engine.project_root
+        changes = await asyncio.to_thread(pending_trust, root)
+        if changes is None:
+            return
+        answer: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
+        self.host.push_screen(TrustScreen(changes), answer.set_result)
+        if await answer:
+            try:
+                await asyncio.to_thread(trust_project, root)
+            except TrustError as error:
+                await note(self.chat, str(error), "error", "Trust")
+                return
+            await note(self.chat, f"Trusted {root}: its .env and .mcp.json apply (assistant-tui will not ask again).", title="Trust")
 
     async def _sandbox_notice(self) -> None:
         """Say once, at start-up, when commands cannot run in the sandbox (and what to install)."""
