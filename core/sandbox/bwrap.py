@@ -1,23 +1,32 @@
 """The bubblewrap command line of a sandboxed run: what is mounted, masked and set.
 
-Inside the sandbox: the system directories read-only, a minimal ``/etc``, the
-project root writable (its ``.git`` read-only, so a command cannot plant hooks
-that git would later run outside), secret files inside the project masked
-(the one definition in :mod:`core.tools.secrets`), a private ``/tmp`` and a
-fresh ``HOME`` in it, new user, PID, IPC, UTS, cgroup and network namespaces,
-every capability dropped, and a fixed environment. Nothing else of the host
-exists there: not the user's home, not ``/root``, not ``/var``.
+Inside the sandbox: the system directories read-only, a minimal ``/etc`` (no
+``ssl/private``), the project root writable except what git, aider and the app read
+as configuration (:mod:`core.sandbox.protect`: read-only, and not creatable at the top),
+secret files inside the project masked (by name and by content, also where a symbolic
+link leads: :mod:`core.sandbox.walk`, with the one definition in
+:mod:`core.tools.secrets`), git's configuration files replaced by copies without
+credentials, ``/proc/sys`` and ``/proc/sysrq-trigger`` read-only (bubblewrap leaves
+them writable, and a root sandbox's user namespace maps to the host's root), a
+private ``/tmp`` and a fresh ``HOME`` in it, new user, PID, IPC, UTS, cgroup and
+network namespaces, every capability dropped, no new Unix sockets
+(:mod:`core.sandbox.seccomp`), and a fixed environment. Nothing else of the host
+exists there: not the user's home (so not the app's configuration or its
+trusted-projects list), not ``/root``, not ``/var``.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from core.tools.secrets import is_secret_path
+from core.sandbox.protect import MountPoints
+from core.sandbox.walk import MAX_WALKED, SKIP_DIRS, ProjectScan, scan_project
+from core.tools.secrets import mask_git_config
 
 SANDBOX_HOME = "/tmp/home"
 SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -26,60 +35,93 @@ SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib
 # alternatives links and the Python configuration. No shadow, no ssh, no sudoers.
 ETC_ENTRIES: tuple[str, ...] = (
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "passwd", "group", "nsswitch.conf",
-    "localtime", "timezone", "hosts", "resolv.conf", "ssl", "ca-certificates", "ca-certificates.conf",
+    "localtime", "timezone", "hosts", "resolv.conf", "ssl/certs", "ssl/openssl.cnf", "ca-certificates",
+    "ca-certificates.conf",
     "mime.types", "os-release", "gitconfig", "locale.alias", "manpath.config",
 )
 ETC_PREFIXES: tuple[str, ...] = ("python3",)
 SYSTEM_PATH: tuple[str, ...] = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-# Directories not searched for secret files (dependencies and caches, not the user's).
-_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
-                        ".pytest_cache", ".ruff_cache", "target"})
-_MAX_WALKED = 100_000
+# Parts of /proc a root sandbox could write to the host through (moby's default ReadonlyPaths
+# less what bubblewrap already covers): sysctls (kernel.core_pattern runs a program as root),
+# and the SysRq trigger (a reboot).
+PROC_READ_ONLY: tuple[str, ...] = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/irq", "/proc/bus")
+# Directories not searched for secret files (kept for callers that walk the same tree).
+_SKIP_DIRS = SKIP_DIRS | {".git"}
+_MAX_WALKED = MAX_WALKED
 _MASK_FILE: str | None = None
+_MASKED_CONFIGS: dict[str, str] = {}
 
 
-def _mask_file() -> str:
-    """An empty host file nobody may read (mode 000), bound over secret files."""
+_READABLE_EMPTY: dict[str, str] = {}
+
+
+def _mask_file(*, readable: bool = False) -> str:
+    """An empty host file, bound over secret files (mode 000: nobody may read it) or missing names (0444)."""
     global _MASK_FILE
-    if _MASK_FILE is None:
+    key = "file-readable" if readable else "file"
+    path = _READABLE_EMPTY.get(key) if readable else _MASK_FILE
+    if path is None or not os.path.exists(path):
         fd, path = tempfile.mkstemp(prefix="assistant-tui-mask-")
         os.close(fd)
-        os.chmod(path, 0)
-        atexit.register(lambda: os.path.exists(path) and os.unlink(path))
-        _MASK_FILE = path
-    return _MASK_FILE
+        os.chmod(path, 0o444 if readable else 0)
+        atexit.register(lambda p=path: os.path.exists(p) and os.unlink(p))
+        if readable:
+            _READABLE_EMPTY[key] = path
+        else:
+            _MASK_FILE = path
+    return path
+
+
+def _empty_dir() -> str:
+    """An empty host directory, bound read-only where a protected directory must not be created."""
+    path = _READABLE_EMPTY.get("dir")
+    if path is None or not os.path.isdir(path):
+        path = tempfile.mkdtemp(prefix="assistant-tui-empty-")
+        os.chmod(path, 0o555)
+        atexit.register(lambda p=path: os.path.isdir(p) and os.rmdir(p))
+        _READABLE_EMPTY["dir"] = path
+    return path
+
+
+def _masked_config(path: str) -> str | None:
+    """A private copy of a git configuration file without credentials; None when it holds none."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    masked = mask_git_config(text)
+    return None if masked == text else _private_copy(masked)
+
+
+def _private_copy(text: str) -> str:
+    """A read-only temporary file holding ``text`` (one per distinct text, removed at exit)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    copy = _MASKED_CONFIGS.get(digest)
+    if copy is None or not os.path.exists(copy):
+        fd, copy = tempfile.mkstemp(prefix="assistant-tui-copy-")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(text)
+        os.chmod(copy, 0o444)
+        atexit.register(lambda p=copy: os.path.exists(p) and os.unlink(p))
+        _MASKED_CONFIGS[digest] = copy
+    return copy
+
+
+def _with_lines(path: str, lines: list[str]) -> str:
+    """A private copy of a text file with ``lines`` appended."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read()
+    except OSError:
+        text = ""
+    return _private_copy(text.rstrip("\n") + "\n" + "\n".join(f"/{line}" for line in lines) + "\n")
 
 
 def secret_entries(project_root: Path) -> tuple[list[str], list[str]]:
-    """Secret files and secret directories inside the project, as absolute paths.
-
-    Dependency and cache directories (``node_modules``, ``.venv``...) are not searched;
-    symbolic links are left alone (their targets outside the project do not exist in the
-    sandbox, and targets inside are judged by their own names).
-    """
-    files: list[str] = []
-    dirs: list[str] = []
-    walked = 0
-    stack = [str(project_root)]
-    while stack and walked < _MAX_WALKED:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            walked += 1
-            try:
-                if entry.is_symlink():
-                    continue
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if is_secret_path(entry.name):
-                (dirs if is_dir else files).append(entry.path)
-            elif is_dir and entry.name not in _SKIP_DIRS:
-                stack.append(entry.path)
-    return sorted(files), sorted(dirs)
+    """Secret files and secret directories inside the project, as absolute paths (see :mod:`core.sandbox.walk`)."""
+    scan = scan_project(project_root)
+    return sorted(scan.secret_files), sorted(scan.secret_dirs)
 
 
 def venv_prefixes(project_root: Path) -> list[str]:
@@ -144,7 +186,39 @@ def _system_mounts() -> list[str]:
     for name in names:
         if name in ETC_ENTRIES or name.startswith(ETC_PREFIXES):
             etc += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    for entry in ETC_ENTRIES:  # parts of a directory (/etc/ssl without its private keys)
+        if "/" in entry and os.path.exists(f"/etc/{entry}"):
+            etc += ["--ro-bind", f"/etc/{entry}", f"/etc/{entry}"]
     return args + etc
+
+
+def _protection(scan: ProjectScan, mount_points: MountPoints | None) -> list[str]:
+    """Read-only binds over protected entries, masks over secrets, credential-free git configs."""
+    args: list[str] = []
+    if mount_points is not None:
+        empty_dir = _empty_dir()
+        for directory in mount_points.dirs:
+            args += ["--ro-bind", empty_dir, directory]
+        for path in mount_points.files:
+            args += ["--ro-bind", _mask_file(readable=True), path]
+        exclude = mount_points.root / ".git" / "info" / "exclude"
+        if mount_points.files and exclude.is_file() and not (mount_points.root / ".git").is_symlink():
+            # git inside does not list the empty mount points as untracked files
+            names = [os.path.basename(p) for p in mount_points.files]
+            args += ["--ro-bind", _with_lines(str(exclude), names), str(exclude)]
+    for directory in sorted(set(scan.protected_dirs)):
+        args += ["--ro-bind", directory, directory]
+    for path in sorted(set(scan.protected_files)):
+        args += ["--ro-bind", path, path]
+    for path in scan.git_configs:
+        copy = _masked_config(path)
+        if copy is not None:
+            args += ["--ro-bind", copy, path]
+    for directory in sorted(set(scan.secret_dirs)):
+        args += ["--tmpfs", directory, "--remount-ro", directory]
+    for path in sorted(set(scan.secret_files)):
+        args += ["--ro-bind", _mask_file(), path]
+    return args
 
 
 def bwrap_argv(
@@ -158,6 +232,9 @@ def bwrap_argv(
     nproc: int | None = None,
     info_fd: int | None = None,
     project_read_only: bool = False,
+    scan: ProjectScan | None = None,
+    mount_points: MountPoints | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The full command line: ``bwrap`` options, then ``argv`` to run inside.
 
@@ -172,6 +249,10 @@ def bwrap_argv(
         info_fd: A descriptor bubblewrap writes ``{"child-pid": N}`` to: the sandbox's first
             process, whose end means every process of the sandbox is gone.
         project_read_only: Bind the project read-only (the file-finding tool changes nothing).
+        scan: The project's walk (:func:`core.sandbox.walk.scan_project`); done here when not given.
+        mount_points: Missing protected names to cover with empty read-only mounts
+            (:func:`core.sandbox.protect.make_mount_points`); they are created on the host.
+        seccomp_fd: A descriptor holding the compiled seccomp filter (:func:`core.sandbox.seccomp.filter_fd`).
     """
     root = str(project_root)
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
@@ -179,22 +260,21 @@ def bwrap_argv(
         args.append("--share-net")
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += _system_mounts()
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    args += ["--proc", "/proc"]
+    for path in PROC_READ_ONLY:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    args += ["--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
     for path in dict.fromkeys(read_only):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
     args += ["--ro-bind" if project_read_only else "--bind", root, root]
-    git = project_root / ".git"
-    if git.exists() and not git.is_symlink():
-        args += ["--ro-bind", str(git), str(git)]
-    files, dirs = secret_entries(project_root)
-    for directory in dirs:
-        args += ["--tmpfs", directory, "--remount-ro", directory]
-    if files:
-        mask = _mask_file()
-        for path in files:
-            args += ["--ro-bind", mask, path]
+    if scan is None:
+        scan = scan_project(project_root, tuple(p for p in read_only if os.path.exists(p)))
+    args += _protection(scan, mount_points)
     args += ["--chdir", str(cwd or project_root)]
     inner = list(argv)
     if nproc is not None:

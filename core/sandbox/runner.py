@@ -23,8 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable, Literal, Sequence
 
+from core.sandbox import seccomp
 from core.sandbox.bwrap import bwrap_argv, sandbox_env
 from core.sandbox.limits import Limits, PidsCgroup, limit_wrapper, make_cgroup
+from core.sandbox.protect import MountPoints, Moved, make_mount_points, sweep
+from core.sandbox.walk import ProjectScan, scan_project
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,8 @@ class RunResult:
     sandboxed: bool = True
     argv: list[str] = field(default_factory=list)
     error: str = ""
+    moved: list[Moved] = field(default_factory=list)
+    """Configuration files the command created (``.env.x``, a ``.git`` in a subdirectory), moved out of the project."""
 
     @property
     def ok(self) -> bool:
@@ -188,14 +193,21 @@ async def run_command(
         asyncio.CancelledError: When cancelled, after the whole process tree was killed.
     """
     started = time.monotonic()
+    wall_started = time.time()
     root = project_root.resolve()
     extra = [p for p in read_only if os.path.isabs(p)]
     env = sandbox_env(root, extra)
     cgroup = make_cgroup(limits.max_processes)
     info_read, info_write = os.pipe() if bwrap is not None else (None, None)
+    filter_fd = seccomp.filter_fd() if bwrap is not None else None
+    scan: ProjectScan | None = None
+    points: MountPoints | None = None
     if bwrap is not None:
+        # The walk reads the tree (and small files' content): off the event loop.
+        scan, points = await asyncio.to_thread(_prepare, root, tuple(p for p in extra if os.path.exists(p)))
         full = bwrap_argv(bwrap, argv, project_root=root, cwd=cwd, network=network, read_only=extra,
-                          nproc=limits.max_processes if rlimit_nproc and cgroup is None else None, info_fd=info_write)
+                          nproc=limits.max_processes if rlimit_nproc and cgroup is None else None, info_fd=info_write,
+                          scan=scan, mount_points=points, seccomp_fd=filter_fd)
     else:
         full = list(argv)
         env["HOME"] = str(root)
@@ -208,14 +220,15 @@ async def run_command(
             proc = await asyncio.create_subprocess_exec(
                 *full, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=str(cwd or root), env=env, start_new_session=True,
-                pass_fds=(info_write,) if info_write is not None else (),
+                pass_fds=tuple(fd for fd in (info_write, filter_fd) if fd is not None),
             )
         except OSError as exc:
             result.status, result.error = "error", f"could not start {argv[0]}: {exc.strerror or exc}"
             return result
         finally:
-            if info_write is not None:
-                os.close(info_write)
+            for fd in (info_write, filter_fd):
+                if fd is not None:
+                    os.close(fd)
         if info_read is not None:
             reader = asyncio.StreamReader()
             loop = asyncio.get_running_loop()
@@ -238,11 +251,34 @@ async def run_command(
                     break
                 await asyncio.sleep(0.01)
             cgroup.remove()
+        if scan is not None:
+            await asyncio.to_thread(_finish, root, scan, points, wall_started, result)
         result.duration = time.monotonic() - started
     result.output = capture.text()
+    if result.moved:
+        names = ", ".join(m.path for m in result.moved)
+        result.output += (f"\n[sandbox] moved out of the project after the run: {names}. Commands may not create "
+                          "files that git, aider or the app read as configuration (.git, .env*, .envrc, .aider*...).")
     result.omitted_chars = capture.omitted
     result.output_bytes = capture.bytes
     return result
+
+
+def _prepare(root: Path, visible: tuple[str, ...]) -> tuple[ProjectScan, MountPoints]:
+    return scan_project(root, visible), make_mount_points(root)
+
+
+def _finish(root: Path, scan: ProjectScan, points: MountPoints | None, started: float, result: RunResult) -> None:
+    """After the run: protected entries it created are moved out, its mount points removed (blocking)."""
+    from core.paths import state_dir
+
+    try:
+        result.moved = sweep(root, scan.protected, scan.protected_links, started, state_dir() / "quarantine")
+    except OSError as exc:
+        log.warning("checking %s after a sandboxed run failed: %s", root, exc)
+    finally:
+        if points is not None:
+            points.release()
 
 
 async def _pump(

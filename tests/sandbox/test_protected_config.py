@@ -1,0 +1,130 @@
+"""Issue 22 section 3: nothing a sandboxed command writes runs later outside the sandbox.
+
+Judged by the host: after each run, the project on disk holds none of the planted
+configuration (git's, aider's, the app's), its existing configuration is unchanged,
+no empty mount point is left behind, and ordinary files the command wrote are there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from core import paths
+from core.sandbox import SandboxStatus, run_command
+
+PLANT = (
+    "mkdir -p .git/hooks; echo 'touch PWNED' > .git/hooks/pre-commit; echo A=1 > .env.new; echo B=2 > .env; "
+    "echo 'export X=1' > .envrc; echo '{\"mcpServers\":{}}' > .mcp.json; echo 'model: x' > .aider.conf.yml; "
+    "echo '* filter=evil' > .gitattributes; echo '[submodule \"x\"]' > .gitmodules; "
+    "mkdir -p src/.git; echo '[core]' > src/.git/config; echo 'cd ..' > src/.envrc; "
+    "echo ok > built.txt; echo finished"
+)
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every entry under ``root`` (directories as None), relative."""
+    found: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            found[os.path.relpath(os.path.join(dirpath, name), root)] = None
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            found[os.path.relpath(full, root)] = Path(full).read_bytes() if not os.path.islink(full) else b"->"
+    return found
+
+
+async def sandboxed(sandbox: SandboxStatus, root: Path, script: str):
+    return await run_command(["sh", "-c", script], project_root=root, bwrap=sandbox.bwrap,
+                             rlimit_nproc=sandbox.process_limit == "rlimit")
+
+
+@pytest.fixture
+def plain(tmp_path: Path) -> Path:
+    """A project with no .git and no configuration files at all."""
+    root = tmp_path / "plain"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    return root.resolve()
+
+
+async def test_a_project_without_configuration_gets_none_planted(sandbox, plain):
+    before = tree(plain)
+    result = await sandboxed(sandbox, plain, PLANT)
+    assert "finished" in result.output
+    after = tree(plain)
+    assert set(after) - set(before) == {"built.txt"}, "planted files or stray mount points left on the host"
+    assert after["built.txt"] == b"ok\n"
+    # the writes that can be refused are refused, so the command sees them fail
+    assert "‘.git/hooks’: Read-only file system" in result.output
+    assert "cannot create .envrc: Read-only file system" in result.output
+    assert "cannot create .mcp.json: Read-only file system" in result.output
+
+
+async def test_existing_configuration_stays_as_it_was(sandbox, tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True)
+    for name, text in {".gitattributes": "*.py text\n", ".gitmodules": "", ".aider.conf.yml": "model: mine\n",
+                       ".mcp.json": "{}\n", ".envrc": "use flake\n", "AGENTS.md": "Be brief.\n"}.items():
+        (root / name).write_text(text)
+    (root / "lib").mkdir()
+    (root / "lib" / ".aider.tags.cache.v4").mkdir()
+    (root / "lib" / ".aider.tags.cache.v4" / "cache.db").write_bytes(b"db")
+    root = root.resolve()
+    before = tree(root)
+    script = ("echo '[core] fsmonitor=evil' >> .git/config; echo x >> .gitattributes; echo x >> .aider.conf.yml; "
+              "echo x >> AGENTS.md; echo x > .mcp.json; rm -f .envrc; rm -rf lib/.aider.tags.cache.v4; "
+              "mv .gitmodules moved; echo finished")
+    result = await sandboxed(sandbox, root, script)
+    assert "finished" in result.output
+    assert tree(root) == before
+
+
+async def test_a_git_file_and_a_git_symlink_are_protected(sandbox, tmp_path):
+    real = tmp_path / "real-gitdir"
+    (real / "hooks").mkdir(parents=True)
+    (real / "HEAD").write_text("ref: refs/heads/main\n")
+    sub = tmp_path / "linked"
+    sub.mkdir()
+    (sub / ".git").symlink_to(real)
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {real}\n")
+    for root in (sub.resolve(), worktree.resolve()):
+        before, real_before = tree(root), tree(real)
+        result = await sandboxed(sandbox, root, "rm -rf .git; mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit; "
+                                 "echo x > .git; echo finished")
+        assert "finished" in result.output
+        assert tree(root) == before, root
+        assert tree(real) == real_before
+    assert os.readlink(sub / ".git") == str(real)
+
+
+async def test_concurrent_runs_leave_no_mount_point_and_stay_protected(sandbox, plain):
+    """Two runs at once: the first to end must not uncover the other's protections."""
+    marker = plain / "first-started"
+    first = asyncio.create_task(sandboxed(sandbox, plain, "touch first-started; while [ ! -e second-done ]; do sleep 0.01; done; "
+                                          "echo x > .envrc; echo first-finished"))
+    for _ in range(1000):
+        if marker.exists():
+            break
+        await asyncio.sleep(0.01)
+    second = await sandboxed(sandbox, plain, "echo y > .mcp.json; touch second-done; echo second-finished")
+    done = await asyncio.wait_for(first, 60)
+    assert "first-finished" in done.output and "second-finished" in second.output
+    assert sorted(tree(plain)) == ["first-started", "second-done", "src", "src/app.py"]
+
+
+async def test_the_apps_configuration_is_not_in_the_sandbox(sandbox, plain, isolated_env):
+    paths.private_dir(paths.config_dir())
+    (paths.config_dir() / "config.toml").write_text("approval_mode = 'ask'\n")
+    (paths.config_dir() / "trusted_projects").write_text("/\n")
+    result = await sandboxed(sandbox, plain, f"ls {paths.config_dir()}; echo x > {paths.config_dir()}/trusted_projects; "
+                             f"ls {isolated_env}; echo finished")
+    assert "finished" in result.output and "config.toml" not in result.output
+    assert (paths.config_dir() / "trusted_projects").read_text() == "/\n"
