@@ -131,14 +131,28 @@ def looks_like_private_key(head: bytes) -> bool:
 MAX_SCANNED_BYTES = 64 * 1024 * 1024
 
 
-@lru_cache(maxsize=4096)
+_SMALL_FILE = 64 * 1024
+
+
+def _has_marker(data: bytes | mmap.mmap) -> bool:
+    # A plain substring search first (memchr-fast); the regular expression only where it may match.
+    if data.find(b"PRIVATE KEY") < 0 and data.find(b"PuTTY-User-Key-File") < 0:
+        return False
+    return bool(_PRIVATE_KEY_MARKER.search(data))
+
+
+@lru_cache(maxsize=32768)
 def _scan(path: str, size: int, mtime_ns: int, inode: int) -> bool:  # noqa: ARG001 - the cache key
     try:
-        with open(path, "rb") as handle:
-            if size == 0:
+        # O_NONBLOCK: a file swapped for a FIFO after the stat does not hang the scan.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            if size == 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
                 return False
+            if size <= _SMALL_FILE:  # one read() is cheaper than setting up a mapping
+                return _has_marker(handle.read(_SMALL_FILE + 1))
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-                return bool(_PRIVATE_KEY_MARKER.search(view))
+                return _has_marker(view)
     except (OSError, ValueError):
         return False
 
@@ -360,3 +374,43 @@ def withhold_secret_lines(output: str, root: Path, base: Path | None = None) -> 
         else:
             withheld += 1
     return "".join(kept), withheld
+
+
+_GIT_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]')
+_GIT_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=|$)")
+_SECRET_GIT_KEYS = ("extraheader", "password", "pass", "token", "secret", "smtppass", "credential")
+_URL_USERINFO = re.compile(r"\b((?:https?|ftps?|git|ssh|git\+ssh|ssh\+git)://)([^/\s@\"]+)@", re.I)
+
+
+def _strip_userinfo(match: re.Match[str]) -> str:
+    scheme, userinfo = match.group(1), match.group(2)
+    if scheme.lower().startswith(("ssh", "git+ssh", "git://")) and ":" not in userinfo and not holds_secret_value(userinfo):
+        return match.group(0)  # ssh://git@host: a user name, not a credential
+    return scheme
+
+
+def mask_git_config(text: str) -> str:
+    """A git configuration without its credentials, for the sandbox.
+
+    Removes ``[credential]`` sections (helpers and user names), keys that carry
+    secrets (``http.extraHeader``, ``*password``, ``*token``...), and the user
+    information of URLs (``https://user:token@host`` -> ``https://host``; an ssh
+    user name without a password stays). Everything else is kept, line for line.
+    """
+    out: list[str] = []
+    in_credential = False
+    for line in text.splitlines(keepends=True):
+        section = _GIT_SECTION.match(line)
+        if section:
+            in_credential = section.group(1).lower().split(".")[0] == "credential"
+            if in_credential:
+                continue
+            out.append(_URL_USERINFO.sub(_strip_userinfo, line))
+            continue
+        if in_credential:
+            continue
+        key = _GIT_KEY.match(line)
+        if key and any(key.group(1).lower().endswith(part) for part in _SECRET_GIT_KEYS):
+            continue
+        out.append(redact(_URL_USERINFO.sub(_strip_userinfo, line), ()))
+    return "".join(out)
