@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -44,6 +46,32 @@ class RedactingFilter(logging.Filter):
 _TRACEBACKS = logging.Formatter()
 
 
+class PrivateFileHandler(logging.FileHandler):
+    """A log file only its user can read (0600), never opened through a symbolic link.
+
+    A link found where the log goes was not made by the app (its directory is private):
+    it is removed and a plain file made in its place, so nothing is appended to the
+    file it pointed at.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8", delay=True)
+        self.stream = self._open()
+
+    def _open(self):  # type: ignore[no-untyped-def] - logging's own signature
+        path = Path(self.baseFilename)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        try:
+            fd = paths.open_private(path, flags)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            os.unlink(path)
+            fd = paths.open_private(path, flags | os.O_EXCL)
+        os.fchmod(fd, paths.PRIVATE_FILE_MODE)
+        return os.fdopen(fd, "a", encoding="utf-8")
+
+
 def setup_logging(secrets: Iterable[str] = (), *, level: int = logging.INFO, log_path: Path | None = None) -> Path:
     """Send all logging to the log file (never the terminal) and return its path."""
     log_path = log_path or paths.log_file()
@@ -51,8 +79,8 @@ def setup_logging(secrets: Iterable[str] = (), *, level: int = logging.INFO, log
     for handler in list(root.handlers):
         root.removeHandler(handler)
     try:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(log_path, encoding="utf-8")
+        paths.private_dir(log_path.parent)
+        handler: logging.Handler = PrivateFileHandler(log_path)
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter(_FORMAT))

@@ -39,6 +39,52 @@ def visible_controls(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_TABLE)
 
 
+_HIDING = (
+    "\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u206a-\u206f\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e0fff"
+)
+"""Characters that reorder the text around them or hide text, and have no use in source or prose shown
+here: bidirectional marks, embeddings, overrides and isolates (Trojan Source, CVE-2021-42574), zero-width
+spaces, invisible operators and the tag characters (ASCII smuggling, U+E0000-U+E0FFF)."""
+_INVISIBLE = re.compile(f"[{_HIDING}]")
+_ANY_INVISIBLE = re.compile(
+    f"[{_HIDING}\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u200c\u200d\u3164"
+    "\ufe00-\ufe0f\uffa0\U0001d173-\U0001d17a]"
+)
+"""Also the characters drawn as nothing that emoji and some scripts use (joiners, variation selectors):
+shown in what a person approves, left alone in chat text."""
+
+
+def has_invisibles(text: str, *, strict: bool = False) -> bool:
+    """True when ``text`` holds a character that hides or reorders text (``strict``: any invisible one)."""
+    return (_ANY_INVISIBLE if strict else _INVISIBLE).search(text) is not None
+
+
+def visible_text(text: str, *, strict: bool = True) -> str:
+    """``text`` as a reader must see it: controls as symbols, hiding characters as ``<U+202E>``.
+
+    Args:
+        text: Untrusted text (a command line, a file name, model output).
+        strict: Show every invisible character (for what a person approves: a command line,
+            a file name, an instruction); otherwise only those that hide or reorder text, so
+            emoji joiners and variation selectors in chat text still draw as emoji.
+    """
+    text = visible_controls(text)
+    pattern = _ANY_INVISIBLE if strict else _INVISIBLE
+    if not pattern.search(text):
+        return text
+    return pattern.sub(lambda match: f"<U+{ord(match.group()):04X}>", text)
+
+
+def without_hiding(text: str) -> str:
+    """``text`` without the characters that hide or reorder text; drawn in the same cells as before.
+
+    For text laid out before it is checked (a terminal line): each removed character was zero
+    cells wide, so the line keeps its width and the text is shown in its logical order.
+    """
+    return _INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text
+
+
 def human_size(count: int) -> str:
     """A byte count for people: ``532 B``, ``12.4 KB``, ``300 KB``, ``45 MB`` (units of 1024)."""
     if count < 1024:

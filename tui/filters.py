@@ -1,4 +1,4 @@
-"""A line filter that keeps control characters from content out of the terminal."""
+"""A line filter that keeps control characters and hiding characters from content out of the terminal."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.filter import LineFilter
 
-from core.text import has_controls, visible_controls
+from core.text import has_controls, has_invisibles, visible_controls, without_hiding
 
 
 class ControlCharacterFilter(LineFilter):
@@ -14,13 +14,19 @@ class ControlCharacterFilter(LineFilter):
 
     Applied to every line the app renders, so no widget (present or future) can pass
     an OSC 52 clipboard write, an OSC 8 link or a cursor movement from model or tool
-    output to the terminal.
+    output to the terminal, nor reorder or hide text with bidirectional controls or tag
+    characters (removed: they take no cells, so the line keeps its layout; what a person
+    approves shows them as ``<U+202E>``, see :func:`core.text.visible_text`).
     """
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        if not any(not segment.control and has_controls(segment.text) for segment in segments):
+        if not any(not segment.control and _shown_changed(segment.text) for segment in segments):
             return segments
         return [
-            segment if segment.control or not has_controls(segment.text) else Segment(visible_controls(segment.text), segment.style)
+            segment if segment.control or not _shown_changed(segment.text) else Segment(visible_controls(without_hiding(segment.text)), segment.style)
             for segment in segments
         ]
+
+
+def _shown_changed(text: str) -> bool:
+    return has_controls(text) or has_invisibles(text)

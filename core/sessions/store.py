@@ -22,7 +22,7 @@ from pathlib import Path
 
 from core import paths
 from core.sessions.errors import SessionNotFound, SessionReadError, SessionWriteError, describe_os_error
-from core.sessions.fsutil import DIR_MODE, atomic_write
+from core.sessions.fsutil import atomic_write
 from core.sessions.index import has_message, read_title, summarize
 from core.sessions.records import (
     TRANSCRIPT_SUFFIX,
@@ -178,7 +178,7 @@ class SessionStore:
         """
         payload = {"title": title.strip(), "updated": now()}
         try:
-            session.sidecar_path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            paths.private_dir(session.sidecar_path.parent)
             atomic_write(session.sidecar_path, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
         except OSError as exc:
             raise SessionWriteError(
@@ -222,7 +222,7 @@ class SessionStore:
             "forked_from": session.id,
         }
         try:
-            new.path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            paths.private_dir(new.path.parent)
             atomic_write(new.path, encode(header) + rest)
         except OSError as exc:
             raise SessionWriteError(describe_os_error(exc, new.path, "write the forked session"), path=new.path, errno=exc.errno) from exc
@@ -239,7 +239,7 @@ class SessionStore:
         if marker.exists():
             return
         with contextlib.suppress(OSError):
-            directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            paths.private_dir(directory)
             atomic_write(marker, json.dumps({"project_root": str(project_root)}).encode("utf-8"))
 
     def _match(self, wanted: str, directory: Path | None) -> list[Path]:

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from core import paths
 from core.sessions.errors import SessionLocked, SessionWriteError, describe_os_error
-from core.sessions.fsutil import DIR_MODE, FILE_MODE, fsync_dir
+from core.sessions.fsutil import FILE_MODE, fsync_dir
 from core.sessions.records import FORMAT_VERSION, PANE_KINDS, encode
 from core.sessions.session import Session
 from core.types import now
@@ -93,10 +94,19 @@ class SessionWriter:
 
     # Records -------------------------------------------------------------
 
-    def user(self, content: str, context_parts: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-        """Record a user prompt and what the turn added with it (``core.turn_context`` parts)."""
+    def user(self, content: str, context_parts: Iterable[Mapping[str, Any]] = (), *, turn: int = 0, note: bool = False) -> dict[str, Any]:
+        """Record a user prompt and what the turn added with it (``core.turn_context`` parts).
+
+        Args:
+            content: The text as the user sent it.
+            context_parts: What the turn added before it (picked files, suggestions, time...).
+            turn: The user-turn number (:mod:`core.turns`); 0 leaves it to be derived on load.
+            note: A message that is not a turn (``/run`` output, a ``/task`` result).
+        """
         parts = [dict(part) for part in context_parts]
-        return self.append("user", content=content, **({"context_parts": parts} if parts else {}))
+        if note:  # last, so the session list counts notes from the bytes (``NOTE_SUFFIX``)
+            return self.append("user", content=content, **({"context_parts": parts} if parts else {}), note=True)
+        return self.append("user", content=content, **({"turn": turn} if turn > 0 else {}), **({"context_parts": parts} if parts else {}))
 
     def assistant(
         self,
@@ -107,6 +117,7 @@ class SessionWriter:
         usage: Mapping[str, Any] | None = None,
         stop_reason: str = "",
         thinking: Iterable[Mapping[str, Any]] = (),
+        error: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record a complete assistant message with the tool calls it requested.
 
@@ -118,11 +129,15 @@ class SessionWriter:
             stop_reason: Why the provider stopped, when notable (``max_tokens``, ``refusal``,
                 ``incomplete``); left out of the record when empty.
             thinking: The reasoning blocks exactly as received (kept apart from the answer).
+            error: The provider's error that cut the message (``{"kind", "message"}``, with
+                ``stop_reason="error"``).
         """
         calls = [_call_dict(call) for call in tool_calls]
         extra: dict[str, Any] = {"usage": dict(usage)} if usage else {}
         if stop_reason:
             extra["stop_reason"] = stop_reason
+        if error:
+            extra["error"] = dict(error)
         blocks = [dict(block) for block in thinking]
         if blocks:
             extra["thinking"] = blocks
@@ -148,6 +163,10 @@ class SessionWriter:
             status=status,
             duration=round(float(duration), 6),
         )
+
+    def usage(self, usage: Mapping[str, Any]) -> dict[str, Any]:
+        """Record the usage of a response that ended early and left no message (a lower bound)."""
+        return self.append("usage", usage=dict(usage))
 
     def interruption(self, reason: str = "user") -> dict[str, Any]:
         """Record that the turn was interrupted (by the user, or by ``reason``)."""
@@ -276,9 +295,9 @@ class SessionWriter:
     def _lock(self) -> None:
         """Take the exclusive lock on ``<id>.lock``, retrying if the file was replaced meanwhile."""
         path = self.session.lock_path
-        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        paths.private_dir(path.parent)
         while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -325,7 +344,7 @@ class SessionWriter:
                     f"{exc} The conversation is kept in memory.", path=self.session.path, pending=len(self.pending)
                 ) from exc
         path = self.session.path
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)  # never through a planted link
         try:
             size = os.fstat(fd).st_size
             if size == 0:
@@ -346,7 +365,7 @@ class SessionWriter:
             return
         if self._fd is None:
             try:
-                self.session.path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+                paths.private_dir(self.session.path.parent)
                 self._open()
             except OSError as exc:
                 raise self._failure(exc, "create the session transcript") from exc

@@ -115,16 +115,32 @@ def test_full_disk_keeps_records_and_resumes_a_half_written_line(tmpfs: Callable
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_enospc_from_dev_full_needs_no_root(store: SessionStore, project: Path) -> None:
     session = store.create(project)
-    session.path.parent.mkdir(parents=True, exist_ok=True)
-    session.path.symlink_to("/dev/full")
     writer = SessionWriter(session)
+    writer.user("saved")
+    # The transcript's descriptor now writes to /dev/full: every write fails with ENOSPC, as on a full disk.
+    # (A symlink to /dev/full no longer works: transcripts are never opened through a link.)
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, writer._fd)
+    os.close(full)
     with pytest.raises(SessionWriteError) as caught:
         writer.user("nowhere to go")
     assert caught.value.errno == errno.ENOSPC
     assert "disk is full" in str(caught.value) and "kept in memory" in str(caught.value)
     with pytest.raises(SessionWriteError):
         writer.close()
-    assert [r["kind"] for r in writer.pending] == ["meta", "user"], "close() keeps what it could not write"
+    assert [r["kind"] for r in writer.pending] == ["user"], "close() keeps what it could not write"
+    assert _contents(session) == ["saved"]
+
+
+def test_a_transcript_path_that_is_a_symlink_is_refused(store: SessionStore, project: Path, tmp_path: Path) -> None:
+    session = store.create(project)
+    session.path.parent.mkdir(parents=True, exist_ok=True)
+    session.path.symlink_to("/dev/full")
+    writer = SessionWriter(session)
+    with pytest.raises(SessionWriteError) as caught:
+        writer.user("kept")
+    assert caught.value.errno == errno.ELOOP and "kept in memory" in str(caught.value)
+    assert [r["kind"] for r in writer.pending] == ["user"]
 
 
 def test_second_writer_is_refused_and_can_fork(store: SessionStore, session: Session) -> None:

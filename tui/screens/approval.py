@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from core.text import visible_text
 from core.types import ApprovalRequest, Decision
 
 
@@ -60,14 +61,14 @@ class ApprovalScreen(ModalScreen[Decision]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="approval-dialog") as dialog:
-            dialog.border_title = request.title or f"Run {request.tool_call.name}?"
+            dialog.border_title = visible_text(request.title or f"Run {request.tool_call.name}?")
             yield Static(Text(f"The model wants to run {request.tool_call.name}. This is exactly what will run:"), id="approval-lead")
             with VerticalScroll(id="approval-detail-scroll"):
-                yield Static(Text(describe_request(request)), id="approval-detail", markup=False)
+                yield Static(Text(visible_text(describe_request(request))), id="approval-detail", markup=False)
             if request.reason:
-                yield Static(Text(f"Why you are asked: {request.reason}", style="italic"), id="approval-reason")
+                yield Static(Text(visible_text(f"Why you are asked: {request.reason}"), style="italic"), id="approval-reason")
             if request.session_key:  # here, not on the button: the three buttons fit 80 columns whatever the key
-                yield Static(Text(f"Always this session: {request.session_key} runs without asking again.", style="dim"), id="approval-session")
+                yield Static(Text(visible_text(f"Always this session: {request.session_key} runs without asking again."), style="dim"), id="approval-session")
             with Horizontal(id="approval-buttons"):
                 yield Button("Allow once (y)", id="allow_once", variant="success")
                 yield Button("Always this session (a)", id="allow_session", variant="primary")
