@@ -211,9 +211,7 @@ def _quarantine(root: Path, path: str, quarantine: Path) -> Moved:
     relative = os.path.relpath(path, root)
     destination = quarantine / time.strftime("%Y%m%d-%H%M%S") / relative
     try:
-        from core.paths import private_dir
-
-        private_dir(destination.parent)
+        os.makedirs(destination.parent, mode=0o700, exist_ok=True)
         shutil.move(path, destination)
         log.warning("moved %s, created by a sandboxed command, to %s", path, destination)
         return Moved(relative, str(destination))

@@ -121,7 +121,8 @@ async def test_concurrent_runs_leave_no_mount_point_and_stay_protected(sandbox, 
 
 
 async def test_the_apps_configuration_is_not_in_the_sandbox(sandbox, plain, isolated_env):
-    paths.private_dir(paths.config_dir())
+    """A guard (true before issue 22 too): HOME and the XDG directories are never mounted."""
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
     (paths.config_dir() / "config.toml").write_text("approval_mode = 'ask'\n")
     (paths.config_dir() / "trusted_projects").write_text("/\n")
     result = await sandboxed(sandbox, plain, f"ls {paths.config_dir()}; echo x > {paths.config_dir()}/trusted_projects; "
