@@ -66,7 +66,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "model": args.model,
         "max_tool_calls": args.max_tool_calls,
         "context_window": args.context_window,
-        "approval_mode": "allow" if args.yes else args.approval_mode,
+        # --approval-mode deny is read-only whatever --yes says: deny wins.
+        "approval_mode": "allow" if args.yes and args.approval_mode != "deny" else args.approval_mode,
         "aider_model": args.aider_model,
         "mcp_config": args.mcp_config,
         "mcp_enabled": False if args.no_mcp else None,
