@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
@@ -18,6 +19,8 @@ from textual.widgets.option_list import Option
 from textual.widgets.text_area import Location
 
 from tui.paste import PasteStore, is_large, normalize
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -170,15 +173,42 @@ class PromptInput(TextArea):
         self._has_chip = False
 
     # -- keys ------------------------------------------------------------
+    async def _on_message(self, message: Message) -> None:
+        """Every event and message the prompt handles, guarded: a bug in handling one must not end the app and lose the text.
+
+        Textual ends the app on any exception a widget's handler raises (``App._handle_exception``);
+        here the error is logged with its traceback, the user is told, and what was typed stays.
+        """
+        try:
+            await super()._on_message(message)
+        except Exception:
+            log.exception("the prompt failed to handle %s", type(message).__name__)
+            self.notify("The prompt hit an internal error (details in the log); your text is kept.", severity="error", timeout=8)
+
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            # Let the "enter" binding (submit) handle it instead of inserting a newline.
-            event.prevent_default()
-        elif event.key == "escape" and self.menu.display:
+        if event.key == "escape" and self.menu.display:
             # Esc closes the menu; otherwise it goes on to the app (cancel the reply).
             event.prevent_default()
             event.stop()
             self._offer([])
+        elif await self._run_own_binding(event.key):
+            event.prevent_default()  # enter submits instead of inserting a newline; TextArea's own handling is skipped
+            event.stop()
+
+    async def _run_own_binding(self, key: str) -> bool:
+        """Run the prompt's (or TextArea's) binding for ``key`` now, in order with the keys typed around it.
+
+        Left to Textual, a binding runs only once the key has bubbled up to the app, after the prompt
+        has already inserted the characters typed after it: ``aaa`` ctrl+j ``bbb`` in one burst became
+        ``aaabbb`` and a newline, and a burst of Backspaces deleted what was typed after them.
+
+        Returns:
+            True when a binding of the prompt handled the key (False: it goes on to the app's bindings).
+        """
+        active = self.screen.active_bindings.get(key)
+        if active is None or active.node is not self or not active.enabled:
+            return False
+        return await self.app.run_action(active.binding.action, self)
 
     def action_submit(self) -> None:
         current = self.menu.current
@@ -299,8 +329,11 @@ class PromptInput(TextArea):
 
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         # A click inside a chip puts the cursor after it: nothing can be typed into a chip.
-        if event.selection.is_empty and (chip := self._chip_around(event.selection.end)):
-            self.move_cursor((event.selection.end[0], chip[1]))
+        # The event is queued behind the keys of a burst: by now the text may have changed
+        # (even been sent and cleared), so the cursor as it is now is what counts, not the event's.
+        selection = self.selection
+        if selection.is_empty and (chip := self._chip_around(selection.end)):
+            self.move_cursor((selection.end[0], chip[1]))
 
     def get_line(self, line_index: int) -> Text:
         """The line with its chips styled."""
