@@ -9,6 +9,15 @@ message. Either way the result names the files that changed and their unified di
 aider (and litellm behind it) is imported on first use: it costs 1-2 seconds.
 Nothing here may reach the internet: litellm's bundled model-cost map is used
 and aider's model-info download is pre-empted, analytics and update checks are off.
+
+The project configures nothing of aider's: the in-process ``Coder`` is built from our
+settings alone (litellm's import-time ``load_dotenv`` is off), its git runs with
+:func:`core.gitutil.git_env`, and the interactive CLI starts through
+:mod:`core.tools.aider_child`, which reads no ``.aider.conf.yml``, ``.env`` or model
+settings file of the project's. Aider writes no protected file
+(:mod:`core.tools.aider_guard`) and, automatically, only the files the approval named;
+what it was refused is said in the result. Its history and tag cache live in the app's
+state directory.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence
 
 from core.config import Settings
-from core.tools.aider_session import LAUNCHER, git_status, is_terminal, run_in_terminal
+from core.tools.aider_child import BOOTSTRAP
+from core.tools.aider_guard import WritePolicy, aider_state_dir, protected_reason
+from core.tools.aider_session import git_status, is_terminal, run_in_terminal
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
 from core.gitutil import GitRefused, git_env
 from core.tools.secrets import scrubbed_env
@@ -48,6 +59,15 @@ _ENV_NAMES = {
     "anthropic": (("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"), "ANTHROPIC_API_KEY"),
 }
 _FILE_QUESTIONS = ("Create new file?", "Allow edits to file that has not been added to the chat?")
+_BASE_NAMES = frozenset(name for bases, _ in _ENV_NAMES.values() for name in bases)
+_APP_DIR = str(Path(__file__).resolve().parents[2])
+"""The directory holding the ``core`` package, first on the aider child's ``sys.path``."""
+_INTERACTIVE_FLAGS = (
+    "--no-analytics", "--no-check-update", "--no-show-release-notes", "--no-gitignore", "--no-show-model-warnings",
+    "--no-auto-lint", "--no-auto-test", "--no-suggest-shell-commands", "--no-restore-chat-history",
+    "--no-watch-files", "--no-copy-paste",
+)
+"""Answers to aider's start-up questions, and nothing run that the model or the repository names."""
 
 
 class AiderError(Exception):
@@ -127,18 +147,25 @@ def child_environment(
 ) -> dict[str, str]:
     """The environment of aider's CLI: credentials stripped, then exactly aider's own endpoint and key.
 
+    No ``AIDER_*`` variable (each would set one of aider's options) and no inherited API
+    base URL: the endpoint is the app's. litellm loads no ``.env`` (``LITELLM_MODE``).
     With ``project_root``, git's hardening too (:func:`core.gitutil.git_env`): aider's
     git runs no program the repository names.
     """
-    env = scrubbed_env(secrets)
+    env = {name: value for name, value in scrubbed_env(secrets).items()
+           if not name.upper().startswith("AIDER_") and name.upper() not in _BASE_NAMES}
     if project_root is not None:
         try:
             env = git_env(project_root, env)
         except GitRefused as exc:
             log.warning("aider's git: %s", exc.reason)
             env = git_env(None, env)
+    for name in ("EDITOR", "VISUAL"):  # the user's editor for aider's /editor (git's own stays off)
+        if name in os.environ:
+            env[name] = os.environ[name]
     env.update(endpoint.environment())
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    env["LITELLM_MODE"] = "PRODUCTION"
     return env
 
 
@@ -202,6 +229,28 @@ def _summarise(edited: list[str], diff: str, how: str) -> str:
     return f"{how} edited {len(edited)} file(s): {', '.join(edited)}\n\n```diff\n{shown}```"
 
 
+def refusals_note(refused: Mapping[str, str]) -> str:
+    """What aider was not allowed to write, one line per file ('' when nothing was refused)."""
+    if not refused:
+        return ""
+    lines = "\n".join(f"  {path}: {reason}" for path, reason in refused.items())
+    return f"\n\naider was not allowed to write (its edits to these were dropped):\n{lines}"
+
+
+def repository_git_environment(project_root: Path) -> dict[str, str | None]:
+    """GitPython's per-repository environment: :func:`core.gitutil.git_env`'s ``GIT_*`` variables, inherited
+    ones it drops unset (None), so aider's git in this process runs no hook, fsmonitor, pager or other
+    program the repository names, whatever ``os.environ`` holds.
+
+    Raises:
+        GitRefused: the repository points git outside the project.
+    """
+    env = git_env(project_root, base=os.environ)
+    wanted: dict[str, str | None] = {key: value for key, value in env.items() if key.startswith("GIT_")}
+    wanted.update({key: None for key in os.environ if key.startswith("GIT_") and key not in env})
+    return wanted
+
+
 # -- aider, imported lazily ----------------------------------------------------
 
 _prepare_lock = threading.Lock()
@@ -234,6 +283,7 @@ def prepare_aider() -> None:
         if _prepared:
             return
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # litellm reads it at import
+        os.environ["LITELLM_MODE"] = "PRODUCTION"  # else litellm's import loads a .env (the project's, from its cwd)
         with _streams_with_encoding():
             from aider import models
             from aider.llm import litellm
@@ -254,18 +304,28 @@ def _capturing_io_class() -> type:
     from rich.console import Console
 
     class CapturingIO(InputOutput):  # type: ignore[misc, valid-type]
-        def __init__(self, project_root: Path, cancelled: threading.Event, max_retries: int) -> None:
+        def __init__(self, policy: WritePolicy, cancelled: threading.Event, max_retries: int) -> None:
             self.buffer = _stdio.StringIO()
             self.max_retries = max_retries
             self.retries = 0
             self._console = Console(file=self.buffer, force_terminal=False, no_color=True, width=120)
             self.errors: list[str] = []
             self.originals: dict[Path, str | None] = {}
-            self.project_root = project_root
+            self.policy = policy
+            self.project_root = policy.project_root
             self.read_only: set[Path] = set()
             """Files the user marked read-only: aider's requests to edit them are refused."""
+            self.refused: dict[str, str] = {}
+            """Files aider wanted to write and was refused, with the reason (project-relative where inside)."""
             self.cancelled = cancelled
-            super().__init__(pretty=False, yes=True, fancy_input=False, root=str(project_root))
+            super().__init__(pretty=False, yes=True, fancy_input=False, root=str(policy.project_root))
+
+        def refusal(self, path: Path) -> str | None:
+            """Why aider may not write ``path`` (recorded for the result), or None."""
+            reason = "the user marked it read-only" if path.resolve() in self.read_only else self.policy.refusal(path)
+            if reason:
+                self.refused.setdefault(relative_display(Path(os.path.normpath(path)), self.project_root), reason)
+            return reason
 
         @property
         def console(self) -> Console:
@@ -309,8 +369,7 @@ def _capturing_io_class() -> type:
             # URLs, lint fixes and anything else aider might ask.
             allowed = False
             if question in _FILE_QUESTIONS and subject and not self.cancelled.is_set():
-                target = (Path(self.root) / subject).resolve()
-                allowed = target.is_relative_to(self.project_root) and target not in self.read_only
+                allowed = self.refusal(Path(self.root) / subject) is None
             self.console.print(f"{question} {subject or ''} -> {'yes' if allowed else 'no'}")
             if allowed and question == _FILE_QUESTIONS[0]:
                 self.originals.setdefault((Path(self.root) / subject).resolve(), None)
@@ -318,11 +377,9 @@ def _capturing_io_class() -> type:
 
         def write_text(self, filename: Any, content: str, *args: Any, **kwargs: Any) -> None:
             self._check_cancelled()
+            if reason := self.refusal(Path(filename)):
+                raise OSError(f"{filename}: {reason}")
             path = Path(filename).resolve()
-            if not path.is_relative_to(self.project_root):
-                raise OSError(f"{filename} is outside the project")
-            if path in self.read_only:
-                raise OSError(f"{filename} is read-only in this session")
             self.originals.setdefault(path, read_snapshot(path))
             super().write_text(filename, content, *args, **kwargs)
 
@@ -360,11 +417,17 @@ class AiderBridge:
     def endpoint(self) -> AiderEndpoint:
         return aider_endpoint(self.settings, self.model_name)
 
-    def resolve_files(self, file_paths: Sequence[str]) -> list[Path]:
-        """Resolved, de-duplicated paths (raises AiderError naming the first bad one)."""
+    def resolve_files(self, file_paths: Sequence[str], *, editable: bool = False) -> list[Path]:
+        """Resolved, de-duplicated paths (raises AiderError naming the first bad one).
+
+        With ``editable``, a file aider may never write (:func:`protected_reason`) is refused too.
+        """
         seen: dict[Path, None] = {}
         for raw in file_paths:
-            seen.setdefault(resolve_in_project(raw, self.project_root), None)
+            path = resolve_in_project(raw, self.project_root)
+            if editable and (reason := protected_reason(raw, self.project_root)):
+                raise AiderError(f"{raw} may not be edited by aider: {reason}")
+            seen.setdefault(path, None)
         return list(seen)
 
     # -- automatic -------------------------------------------------------------
@@ -379,7 +442,7 @@ class AiderBridge:
         if not prompt.strip():
             return error_result("aider needs a prompt describing the change")
         try:
-            files = self.resolve_files(file_paths)
+            files = self.resolve_files(file_paths, editable=True)
             read_only = [path for path in self.resolve_files(read_only_paths) if path not in files]
         except AiderError as exc:
             return error_result(f"aider cannot edit that: {exc}")
@@ -414,18 +477,21 @@ class AiderBridge:
                 "edited_files": edited,
                 "diff": diff,
                 "aider_output": output,
+                "refused_files": dict(io.refused),
                 "model": self.model_name,
                 "seconds": round(time.perf_counter() - started, 3),
             }
             log.info("aider automatic: %d file(s) edited in %.2fs", len(edited), meta["seconds"])
+            refused = refusals_note(io.refused)
             if edited:
-                return ok_result(_summarise(edited, diff, "aider"), **meta)
+                return ok_result(_summarise(edited, diff, "aider") + refused, **meta)
             reply = (coder.partial_response_content or "").strip()
-            if io.errors:
-                return error_result("aider made no changes; it reported: " + "\n".join(io.errors[-5:]), **meta)
-            note = "aider made no changes."
+            errors = [error for error in io.errors if not any(path in error for path in io.refused)]
+            if errors:
+                return error_result("aider made no changes; it reported: " + "\n".join(errors[-5:]) + refused, **meta)
+            note = "aider made no changes." + refused
             if reply:
-                note += f" Its reply:\n{reply[:4000]}"
+                note += f"\n\nIts reply:\n{reply[:4000]}"
             return ok_result(note, **meta)
 
     def _create_coder(self, files: list[Path], cancelled: threading.Event, read_only: Sequence[Path] = ()) -> tuple[Any, Any]:
@@ -438,13 +504,23 @@ class AiderBridge:
         params = {**self.endpoint.litellm_params(), "max_retries": 0}  # aider retries, counted by our IO
         for each in {id(m): m for m in (model, model.weak_model, model.editor_model) if m is not None}.values():
             each.extra_params = {**(each.extra_params or {}), **params}
-        io = _capturing_io_class()(self.project_root, cancelled, self.settings.max_retries)
+        policy = WritePolicy(self.project_root, frozenset(files))
+        io = _capturing_io_class()(policy, cancelled, self.settings.max_retries)
         io.read_only = {Path(path).resolve() for path in read_only}
         fnames = [str(path) for path in files]
+        repo = None
         try:
+            git_environment = repository_git_environment(self.project_root)
             repo = GitRepo(io, fnames, str(self.project_root), models=model.commit_message_models())
+            repo.repo.git.update_environment(**git_environment)
         except FileNotFoundError:
-            repo = None
+            pass
+        except GitRefused as exc:
+            log.warning("aider runs without git here: %s", exc.reason)
+        if self.map_tokens:
+            from aider import repomap
+
+            repomap.RepoMap.TAGS_CACHE_DIR = str(aider_state_dir(self.project_root) / f"tags.cache.v{repomap.CACHE_VERSION}")
         coder = Coder.create(
             main_model=model,
             edit_format=self.edit_format,
@@ -469,9 +545,17 @@ class AiderBridge:
     # -- interactive -----------------------------------------------------------
 
     def interactive_command(self, query: str, files: Sequence[Path], read_only: Sequence[Path] = ()) -> list[str]:
-        """The command line of an interactive aider session seeded with ``query``."""
-        command = [sys.executable, "-c", LAUNCHER, query, "--model", preferred_model_name(self.model_name)]
-        command += ["--no-analytics", "--no-check-update", "--no-show-release-notes"]
+        """The command line of an interactive aider session seeded with ``query`` (:mod:`core.tools.aider_child`).
+
+        ``-P`` keeps the project directory off the child's ``sys.path``: a ``signal.py`` or an
+        ``aider/`` package in the project is never imported. The history files go to the app's
+        state directory; aider's start-up questions are answered (:data:`_INTERACTIVE_FLAGS`).
+        """
+        state = aider_state_dir(self.project_root)
+        command = [sys.executable, "-P", "-c", BOOTSTRAP, _APP_DIR, str(state), query]
+        command += ["--model", preferred_model_name(self.model_name), *_INTERACTIVE_FLAGS]
+        command += ["--chat-history-file", str(state / "chat.history.md"),
+                    "--input-history-file", str(state / "input.history"), "--aiderignore", os.devnull]
         command += ["--auto-commits" if self.settings.aider_auto_commit else "--no-auto-commits"]
         if self.edit_format:
             command += ["--edit-format", self.edit_format]
@@ -504,7 +588,7 @@ class AiderBridge:
             Which files changed during the session and their diff, or an error.
         """
         try:
-            files = self.resolve_files(file_paths)
+            files = self.resolve_files(file_paths, editable=True)
             read_only = [path for path in self.resolve_files(read_only_paths) if path not in files]
         except AiderError as exc:
             return error_result(f"aider cannot edit that: {exc}")

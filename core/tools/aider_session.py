@@ -1,9 +1,9 @@
 """Interactive aider sessions in the user's terminal: aider's own CLI in a child process.
 
-The child (:data:`LAUNCHER`) runs ``aider.main.main`` with aider's normal arguments,
-answers aider's first prompt with the query, and puts itself in the terminal's
-foreground process group so Ctrl-C reaches aider rather than the app that started it;
-:func:`run_in_terminal` takes the foreground back when aider exits.
+The child (:mod:`core.tools.aider_child`) runs ``aider.main.main`` with the project's
+configuration neutralised, answers aider's first prompt with the query, and puts itself
+in the terminal's foreground process group so Ctrl-C reaches aider rather than the app
+that started it; :func:`run_in_terminal` takes the foreground back when aider exits.
 """
 
 from __future__ import annotations
@@ -79,36 +79,3 @@ def git_status(root: Path) -> list[str]:
         return []
     return [line[3:] for line in out.stdout.splitlines() if len(line) > 3] if out.returncode == 0 else []
 
-
-# Runs in the child: aider's own CLI, whose first prompt is answered with the query.
-LAUNCHER = """\
-import os, signal, sys
-try:  # own process group in the terminal's foreground: Ctrl-C reaches aider, not the app
-    if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
-        os.setpgid(0, 0)
-        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-        os.tcsetpgrp(0, os.getpgrp())
-        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-except OSError:
-    pass
-os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-from aider import models
-from aider.io import InputOutput
-from aider.llm import litellm
-from aider.main import main
-if not models.model_info_manager.content:
-    models.model_info_manager.content = dict(litellm.model_cost)
-models.model_info_manager._cache_loaded = True
-seed, argv = sys.argv[1], sys.argv[2:]
-ask = InputOutput.get_input
-def first_input(self, *args, **kwargs):
-    InputOutput.get_input = ask
-    if not seed.strip():
-        return ask(self, *args, **kwargs)
-    self.rule()
-    self.user_input(seed, log_only=False)
-    self.add_to_input_history(seed)
-    return seed
-InputOutput.get_input = first_input
-sys.exit(main(argv))
-"""

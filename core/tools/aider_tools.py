@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 from core.callables import call_sync_or_async
 from core.memory.relevance import FILE_MENTION
 from core.tools.aider_bridge import AiderBridge, AiderError, resolve_in_project
+from core.tools.aider_guard import protected_reason
 from core.tools.paths_guard import relative_display
 from core.tools.secrets import is_secret_path
 from core.types import TaskResult, error_result
@@ -164,7 +165,7 @@ async def choose_files(
     Raises:
         AiderError: an explicit path is outside the project or missing (named in the message).
     """
-    root = Path(getattr(handler, "project_root", None) or handler.config.project_root).resolve()
+    root = project_root_of(handler)
     chosen: dict[Path, None] = {}
     pinned: dict[Path, None] = {}
     for raw in getattr(handler, "pinned_files", None) or []:
@@ -174,6 +175,8 @@ async def choose_files(
             log.info("skipping picked file %s: no longer in the project", raw)
     for raw in explicit:
         path = resolve_in_project(raw, root)
+        if path not in pinned and (reason := protected_reason(raw, root)):  # picked: aider may read it
+            raise AiderError(f"{raw} may not be edited by aider: {reason}")
         if path not in pinned and (reason := is_secret_path(path)):
             raise AiderError(f"{raw}: {reason}; aider edits it only if the user adds it to the context")
         chosen.setdefault(path, None)
@@ -188,7 +191,7 @@ async def choose_files(
             resolved = resolve_in_project(path, root)
         except AiderError:
             return
-        if is_secret_path(resolved):
+        if is_secret_path(resolved) or protected_reason(resolved, root):
             return
         scores[resolved] = scores.get(resolved, 0.0) + score
 
@@ -206,6 +209,11 @@ async def choose_files(
             if score >= floor:
                 chosen.setdefault(path, None)
     return [str(path) for path in list(chosen)[:limit]]
+
+
+def project_root_of(handler: Any) -> Path:
+    """The resolved project root of a handler (``project_root``, else ``config.project_root``)."""
+    return Path(getattr(handler, "project_root", None) or handler.config.project_root).resolve()
 
 
 def _explicit(params: dict[str, Any]) -> list[str]:
@@ -250,6 +258,8 @@ def register_aider_tools(
                 chosen[key] = await choose_files(handler, instruction, _explicit(params))
             files = chosen[key]
             marked = {str(Path(p).resolve()) for p in getattr(handler, "read_only_files", None) or []}
+            root = project_root_of(handler)
+            marked |= {str(Path(f).resolve()) for f in files if protected_reason(f, root)}  # a picked .mcp.json: read only
             editable = [f for f in files if str(Path(f).resolve()) not in marked]
             return instruction, editable, [f for f in files if str(Path(f).resolve()) in marked]
 

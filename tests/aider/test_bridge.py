@@ -145,18 +145,25 @@ async def test_symlink_out_of_the_project_is_refused(aider_settings: Settings, g
     assert fake_llm.requests == []
 
 
-async def test_aider_may_create_files_inside_the_project_but_not_outside(
+async def test_aider_writes_only_the_files_the_approval_named(
     aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM
 ) -> None:
-    reply = whole_file_edit("helpers.py", "def double(x):\n    return 2 * x\n") + whole_file_edit(
-        "../escaped.py", "print('escaped')\n"
+    reply = (
+        whole_file_edit("calc.py", TYPED)
+        + whole_file_edit("helpers.py", "def double(x):\n    return 2 * x\n")
+        + whole_file_edit("README.md", "Rewritten.\n")
+        + whole_file_edit("../escaped.py", "print('escaped')\n")
     )
     fake_llm.script(Reply(text=reply))
     result = await AiderBridge(aider_settings).execute_automatic_task("Add a helpers module", ["calc.py"])
-    assert (git_repo / "helpers.py").read_text() == "def double(x):\n    return 2 * x\n"
+    assert (git_repo / "calc.py").read_text() == TYPED  # the named file was edited
+    assert not (git_repo / "helpers.py").exists()  # a file nobody approved was not created
+    assert (git_repo / "README.md").read_text() == "A small project.\n"  # nor another file rewritten
     assert not (git_repo.parent / "escaped.py").exists()
-    assert result["metadata"]["edited_files"] == ["helpers.py"]
-    assert "--- /dev/null\n+++ b/helpers.py" in result["metadata"]["diff"]
+    assert result["metadata"]["edited_files"] == ["calc.py"]
+    refused = result["metadata"]["refused_files"]
+    assert set(refused) >= {"helpers.py", "README.md"}
+    assert "helpers.py: it is not among the files the approval named" in result["content"]
 
 
 async def test_auto_commit_when_configured(aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM) -> None:

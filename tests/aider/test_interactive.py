@@ -13,6 +13,7 @@ from pathlib import Path
 
 from core.config import Settings
 from core.tools.aider_bridge import AiderBridge
+from core.tools.aider_guard import aider_state_dir
 from core.types import TaskResult, is_error
 from tests.aider.conftest import whole_file_edit
 from tests.fake_llm import FakeLLM, Reply, Request
@@ -24,6 +25,7 @@ DRIVER = """
 import json, sys
 from core.config import Settings
 from core.tools.aider_bridge import AiderBridge
+from core.tools.aider_guard import aider_state_dir
 settings, out = json.loads(sys.argv[1]), sys.argv[2]
 bridge = AiderBridge(Settings(**settings))
 result = bridge.start_interactive_session("Add type hints", ["calc.py"])  # the inherited terminal
@@ -91,10 +93,10 @@ class Terminal:
 def test_command_line_runs_aiders_cli_with_the_model_files_and_query(aider_settings: Settings, git_repo: Path) -> None:
     bridge = AiderBridge(aider_settings)
     command = bridge.interactive_command("Refactor calc.py", [git_repo / "calc.py"])
-    assert command[:2] == [sys.executable, "-c"]
-    assert "aider.main import main" in command[2]
-    args = command[3:]
-    assert args[0] == "Refactor calc.py"
+    assert command[:3] == [sys.executable, "-P", "-c"]  # -P: nothing imported from the project directory
+    assert "core.tools.aider_child" in command[3]
+    args = command[6:]
+    assert command[5] == str(aider_state_dir(git_repo)) and args[0] == "Refactor calc.py"
     assert args[args.index("--model") + 1] == "openai/fake-model"
     assert {"--no-auto-commits", "--no-analytics", "--no-check-update"} <= set(args)
     assert args[-2:] == ["--", str(git_repo / "calc.py")]
@@ -144,7 +146,9 @@ def test_real_session_in_a_terminal_survives_ctrl_c_and_reports_the_edit(
     assert "+def add(a: int, b: int) -> int:" in result["metadata"]["diff"]
     assert len(fake_llm.requests) == 2 and "Add type hints" in fake_llm.requests[0].last_user_text()
     assert fake_llm.requests[0].headers.get("authorization") == "Bearer sk-test-not-a-real-key"
-    # aider's first-run question (add .aider* to .gitignore?) was answered with Enter: reported too
-    assert result["metadata"]["other_changed_files"] == [".gitignore"]
-    assert "Other files changed during the session: .gitignore" in result["content"]
+    # aider asked nothing about .gitignore and left no file of its own in the project: its history is in the state dir
+    assert b".gitignore" not in terminal.output
+    assert result["metadata"]["other_changed_files"] == []
+    assert not [p.name for p in git_repo.iterdir() if p.name.startswith(".aider")]
+    assert "Add type hints" in (aider_state_dir(git_repo) / "chat.history.md").read_text()
     print(f"interactive session (start, ^C, one edit, exit): {elapsed:.1f}s")

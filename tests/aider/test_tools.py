@@ -134,7 +134,7 @@ async def test_secret_files_need_the_users_pick(aider_settings: Settings, git_re
     with pytest.raises(AiderError, match="environment file"):
         await choose_files(handler, "Edit it", [".env"])
     handler.pinned_files = [str(git_repo / ".env")]
-    assert await choose_files(handler, "Edit it", [".env"]) == [str(git_repo / ".env")]
+    assert await choose_files(handler, "Edit it", [".env"]) == [str(git_repo / ".env")]  # given to aider to read only
     # never inferred from a mention
     assert await choose_files(HandlerStandIn(git_repo), "look at .env") == []
 

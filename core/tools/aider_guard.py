@@ -1,0 +1,122 @@
+"""What aider may write, and where its own state goes: the same rules in-process and in its CLI.
+
+Aider never writes a file that configures git, the app or aider, or that a program
+loads later as settings (:func:`protected_reason`; the names the sandbox protects too):
+anything in a ``.git`` directory (submodules' too), ``.gitmodules``, ``.gitattributes``,
+``.env*``, ``.envrc``, ``.aider*``, the project's ``.mcp.json`` and ``AGENTS.md``, the
+app's configuration, state and data directories, the Python installation the app runs
+from, and anything outside the project (symbolic links are followed first; a file
+with other hard links is refused, since writing it writes them too). An automatic task
+also writes only the files its approval named (:class:`WritePolicy`).
+
+Aider's chat and input history and its repository-map cache live in a per-project
+directory under the app's state directory (:func:`aider_state_dir`), never in the project.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from core import paths
+
+_FILE_REASONS = {
+    ".gitmodules": "git's submodule configuration",
+    ".gitattributes": "git's attributes, which choose the filter and diff programs git runs",
+    ".envrc": "direnv's configuration, run by the shell",
+}
+_TOP_REASONS = {
+    ".mcp.json": "the project's MCP server list, whose commands the app runs",
+    "agents.md": "the project's instructions to the model",
+}
+"""Protected directly in the project only (where the app reads them)."""
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _name_reason(name: str, *, top: bool) -> str | None:
+    folded = _fold(name)
+    if folded == ".git":
+        return "git's own files (.git)"
+    if folded in _FILE_REASONS:
+        return _FILE_REASONS[folded]
+    if top and folded in _TOP_REASONS:
+        return _TOP_REASONS[folded]
+    if folded.startswith(".env"):
+        return "an environment file (.env*) that programs load"
+    if folded.startswith(".aider"):
+        return "aider's own configuration and state (.aider*)"
+    return None
+
+
+def _app_dirs() -> list[tuple[Path, str]]:
+    dirs = [(paths.config_dir(), "assistant-tui's configuration"), (paths.state_dir(), "assistant-tui's state"),
+            (paths.data_dir(), "assistant-tui's saved sessions")]
+    dirs += [(Path(prefix), "the Python installation assistant-tui runs from") for prefix in {sys.prefix, sys.base_prefix}]
+    return [(path.resolve(), reason) for path, reason in dirs]
+
+
+def protected_reason(path: str | os.PathLike[str], project_root: Path) -> str | None:
+    """Why aider may not write ``path`` (absolute, or relative to ``project_root``), or None.
+
+    Both the path as written and where it leads (symbolic links followed) are judged.
+    """
+    roots = (project_root.resolve(), Path(os.path.abspath(project_root)))
+    lexical = Path(os.path.normpath(roots[0] / path))
+    resolved = lexical.resolve()
+    for candidate in (lexical, resolved):
+        root = next((root for root in roots if candidate.is_relative_to(root)), None)
+        if root is None:
+            return "it is outside the project"
+        parts = candidate.relative_to(root).parts
+        for index, part in enumerate(parts):
+            if reason := _name_reason(part, top=index == 0):
+                return reason
+    for directory, reason in _app_dirs():
+        if resolved.is_relative_to(directory):
+            return reason
+    try:
+        if resolved.is_file() and resolved.stat().st_nlink > 1:
+            return "it has other hard links (writing it would change them too)"
+    except OSError:
+        pass
+    return None
+
+
+@dataclass(frozen=True)
+class WritePolicy:
+    """The files aider may write in one run.
+
+    Args:
+        project_root: the project; nothing outside it is written.
+        allowed: the resolved files the approval named; None allows any unprotected file
+            in the project (an interactive session, where aider asks the user about each new one).
+    """
+
+    project_root: Path
+    allowed: frozenset[Path] | None = None
+
+    def refusal(self, path: str | os.PathLike[str]) -> str | None:
+        """Why aider may not write ``path``, or None when it may."""
+        if reason := protected_reason(path, self.project_root):
+            return reason
+        if self.allowed is not None and (self.project_root / path).resolve() not in self.allowed:
+            return "it is not among the files the approval named"
+        return None
+
+
+def aider_state_dir(project_root: Path) -> Path:
+    """The private directory (0700) of aider's history files and tag cache for this project."""
+    root = project_root.resolve()
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    directory = paths.state_dir() / "aider" / f"{root.name or 'root'}-{digest}"
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for each in (directory.parent, directory):
+        os.chmod(each, 0o700)
+    return directory
