@@ -9,12 +9,14 @@ approval every time.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.sandbox import seccomp
 from core.sandbox.bwrap import bwrap_argv
 from core.sandbox.limits import ProcessLimit, process_limit_method, which_outside
 
@@ -35,6 +37,8 @@ class SandboxStatus:
     """Why sandboxed running is unavailable, with what to do (empty when available)."""
     process_limit: ProcessLimit = "none"
     """How the process-count limit is enforced: a pids cgroup, RLIMIT_NPROC, or not at all."""
+    seccomp_problem: str = ""
+    """Why commands run without the seccomp filter that refuses new Unix sockets (empty: they do not)."""
 
     def describe(self) -> str:
         """One line for the user."""
@@ -45,7 +49,8 @@ class SandboxStatus:
             "rlimit": "process limit by RLIMIT_NPROC in the sandbox's user namespace",
             "none": "no process-count limit (running as root without a writable pids cgroup)",
         }[self.process_limit]
-        return f"Sandbox: bubblewrap at {self.bwrap}; {limit}."
+        unix = f"; {self.seccomp_problem}" if self.seccomp_problem else "; no new Unix sockets (seccomp)"
+        return f"Sandbox: bubblewrap at {self.bwrap}; {limit}{unix}."
 
 
 def check_sandbox(project_root: Path) -> SandboxStatus:
@@ -58,21 +63,41 @@ def check_sandbox(project_root: Path) -> SandboxStatus:
             f"Install it with: {INSTALL_COMMAND}",
         )
     try:
-        with tempfile.TemporaryDirectory(prefix="assistant-tui-probe-") as probe_root:
-            argv = bwrap_argv(bwrap, ["true"], project_root=Path(probe_root))
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_SECONDS, env={"PATH": "/usr/bin:/bin"})
+        done = _probe(bwrap, with_filter=True)
+        if done.returncode != 0 and seccomp.filter_fd_available():
+            plain = _probe(bwrap, with_filter=False)
+            if plain.returncode == 0:
+                seccomp.disable(f"bubblewrap could not load the seccomp filter ({_last_line(done)})")
+            done = plain
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus(available=False, bwrap=bwrap, problem=f"bubblewrap at {bwrap} could not be run ({exc}).")
     if done.returncode != 0:
-        detail = (done.stderr or "").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
         return SandboxStatus(
             available=False,
             bwrap=bwrap,
-            problem=f"bubblewrap cannot create namespaces on this machine ({detail[0]}), so commands cannot run "
+            problem=f"bubblewrap cannot create namespaces on this machine ({_last_line(done)}), so commands cannot run "
             "in the sandbox. Enable unprivileged user namespaces (kernel.unprivileged_userns_clone=1, or the "
             f"AppArmor rule for bwrap on Ubuntu 24.04+), or install bubblewrap with: {INSTALL_COMMAND}",
         )
-    return SandboxStatus(available=True, bwrap=bwrap, process_limit=process_limit_method())
+    return SandboxStatus(available=True, bwrap=bwrap, process_limit=process_limit_method(),
+                         seccomp_problem=seccomp.filter_problem())
+
+
+def _probe(bwrap: str, *, with_filter: bool) -> subprocess.CompletedProcess[str]:
+    """``true`` in a sandbox like the real one, with or without the seccomp filter."""
+    fd = seccomp.filter_fd() if with_filter else None
+    try:
+        with tempfile.TemporaryDirectory(prefix="assistant-tui-probe-") as probe_root:
+            argv = bwrap_argv(bwrap, ["true"], project_root=Path(probe_root), seccomp_fd=fd)
+            return subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_SECONDS,
+                                  env={"PATH": "/usr/bin:/bin"}, pass_fds=(fd,) if fd is not None else ())
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    return ((done.stderr or "").strip().splitlines()[-1:] or [f"exit status {done.returncode}"])[0]
 
 
 class Preflight:

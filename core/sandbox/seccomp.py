@@ -48,15 +48,30 @@ def _program() -> tuple[bytes | None, str]:
         return None, f"no seccomp filter ({exc})"
 
 
+_disabled = ""
+
+
+def disable(reason: str) -> None:
+    """Run without the filter from now on (the preflight found bubblewrap cannot load it here)."""
+    global _disabled
+    _disabled = reason
+    log.warning("the sandbox runs without its seccomp filter: %s", reason)
+
+
 def filter_problem() -> str:
     """Why there is no filter (empty when there is one)."""
-    return _program()[1]
+    return _disabled or _program()[1]
+
+
+def filter_fd_available() -> bool:
+    """True when runs get the filter."""
+    return _program()[0] is not None and not _disabled
 
 
 def filter_fd() -> int | None:
     """A fresh descriptor holding the compiled filter (bubblewrap reads it to the end), or None."""
     program, _ = _program()
-    if program is None:
+    if program is None or _disabled:
         return None
     fd = os.memfd_create("assistant-tui-seccomp", os.MFD_CLOEXEC)
     os.write(fd, program)
