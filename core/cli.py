@@ -136,6 +136,7 @@ def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> in
     if args.mcp_config and not Path(args.mcp_config).expanduser().is_file():
         _error(f"--mcp-config {args.mcp_config!r}: no such file")
         return EXIT_USAGE
+    setup_logging((), level=logging.DEBUG if args.debug else logging.INFO)  # the settings' secrets join it once loaded
     if args.trust:  # the only way -p trusts a project: it never does by itself
         from core.trust import TrustError, trust_project
 
@@ -144,7 +145,6 @@ def _main(args: argparse.Namespace, launch_tui: TUILauncher | None = None) -> in
         except TrustError as exc:
             _error(str(exc))
             return EXIT_FAILED
-    setup_logging((), level=logging.DEBUG if args.debug else logging.INFO)  # the settings' secrets join it once loaded
     overrides = _overrides(args)
 
     if args.query is None:
