@@ -39,6 +39,7 @@ import fcntl
 import fnmatch
 import logging
 import os
+import re
 import shutil
 import threading
 import time
@@ -63,16 +64,21 @@ _created: set[str] = set()
 """Mount points this process created (also when the file system has no extended attributes)."""
 
 
+_PROTECTED = re.compile("|".join(fnmatch.translate(glob) for glob in PROTECTED_GLOBS))
+
+
 def _fold(name: str) -> str:
-    return unicodedata.normalize("NFKC", name).casefold()
+    return name.lower() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
 
 
 def is_protected_name(name: str, *, top: bool) -> bool:
     """True when an entry called ``name`` is read as configuration (``top``: directly in the project)."""
+    if not top and name.isascii() and not name.startswith("."):
+        return False  # every protected name below the top starts with a dot (also after folding)
     folded = _fold(name)
     if top and folded in ROOT_ONLY_NAMES:
         return True
-    return any(fnmatch.fnmatchcase(folded, glob) for glob in PROTECTED_GLOBS)
+    return _PROTECTED.match(folded) is not None
 
 
 @dataclass

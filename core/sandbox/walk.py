@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from core.sandbox.protect import is_protected_name
-from core.tools.secrets import contains_private_key, is_secret_path
+from core.tools.secrets import contains_private_key, is_secret_name, is_secret_path, stat_has_private_key
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def scan_project(root: Path, visible: tuple[str, ...] = ()) -> ProjectScan:
                         pass
                 links.append((entry.path, entry.name))
                 continue
-            if is_secret_path(entry.name):
+            if is_secret_name(entry.name):
                 (scan.secret_dirs if is_dir else scan.secret_files).append(entry.path)
                 continue
             if is_dir:
@@ -136,7 +136,7 @@ def scan_project(root: Path, visible: tuple[str, ...] = ()) -> ProjectScan:
                     continue
                 if stat.S_ISREG(info.st_mode) and 0 < info.st_size <= CONTENT_CAP:
                     began = time.monotonic()
-                    if contains_private_key(entry.path):
+                    if stat_has_private_key(entry.path, info):
                         scan.secret_files.append(entry.path)
                     content_time += time.monotonic() - began
                     if content_time > CONTENT_BUDGET:

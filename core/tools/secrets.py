@@ -86,7 +86,23 @@ REDACTED = "[REDACTED]"
 
 
 def _fold(name: str) -> str:
+    if name.isascii():
+        return name.lower()  # the same as NFKC + casefold for ASCII, and 10x faster
     return unicodedata.normalize("NFKC", name).casefold()
+
+
+_SECRET_NAME = re.compile("|".join(fnmatch.translate(g) for g in SECRET_FILE_GLOBS))
+
+
+def is_secret_name(name: str) -> bool:
+    """The fast test of one file or directory name (no path): :func:`is_secret_path` for tree walks."""
+    folded = _fold(name)
+    if folded in SECRET_DIRS:
+        return True
+    if folded.endswith(".pub") or folded in PUBLIC_ENV_FILES:
+        return False
+    return (folded.startswith(".env") or _SECRET_NAME.match(folded) is not None
+            or (folded.startswith("id_") and "." not in folded))
 
 
 def is_secret_path(path: str | os.PathLike[str]) -> str | None:
@@ -155,6 +171,13 @@ def _scan(path: str, size: int, mtime_ns: int, inode: int) -> bool:  # noqa: ARG
                 return _has_marker(view)
     except (OSError, ValueError):
         return False
+
+
+def stat_has_private_key(path: str, info: os.stat_result) -> bool:
+    """:func:`contains_private_key` for a walk that already has the file's ``lstat`` (one syscall less)."""
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCANNED_BYTES:
+        return contains_private_key(path) if stat.S_ISREG(info.st_mode) else False
+    return _scan(path, info.st_size, info.st_mtime_ns, info.st_ino)
 
 
 def contains_private_key(path: str | os.PathLike[str]) -> bool:
