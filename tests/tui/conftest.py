@@ -230,6 +230,20 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = W
         await pilot.pause(0.02)
 
 
+async def refreshed(pilot: Any, widget: Any = None, timeout: float = WAIT_TIMEOUT) -> None:
+    """Wait until what is queued so far (in ``widget``'s queue, else the screen's) has been processed,
+    laid out and drawn: positions and sizes read afterwards are current.
+
+    Textual runs ``call_after_refresh`` callbacks only once the screen has no layout or
+    repaint pending, so this waits on that state, never on a number of pauses.
+    """
+    target = widget if widget is not None else pilot.app.screen
+    try:
+        await asyncio.wait_for(target.wait_for_refresh(), timeout)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"the screen did not refresh within {timeout:g}s") from None
+
+
 BACKGROUND_EXEMPT = frozenset({"turn"})
 """Worker groups ``settle`` does not wait for (a scripted turn may be held at a gate on purpose)."""
 

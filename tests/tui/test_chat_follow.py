@@ -14,9 +14,9 @@ from textual.widget import Widget
 
 from core import events as ev
 from core.types import ToolCall
-from tests.tui.conftest import FixedClock, Gate, ScriptedHandler, settle, wait_for
+from tests.tui.conftest import FixedClock, Gate, ScriptedHandler, refreshed, settle, wait_for
 from tui.app import AssistantApp, make_app
-from tui.widgets.chat import AssistantMessage, NoteMessage
+from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine
 from tui.widgets.chat_view import NewOutputMarker
 
 SIZE = (100, 32)
@@ -35,6 +35,20 @@ async def fill(app: AssistantApp, notes: int = 12) -> None:
 def screen_y(widget: Widget) -> int:
     """Where the widget's top is on the screen."""
     return widget.region.y
+
+
+async def at_bottom(pilot: Any, chat: Any) -> tuple[float, int]:
+    """Wait until the chat is laid out, scrolls and sits at its bottom; return (bottom, page height)."""
+    await refreshed(pilot, chat)
+    await wait_for(pilot, lambda: chat.following and chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y)
+    return chat.max_scroll_y, chat.scrollable_content_region.height
+
+
+def streamed_to_the_second_gate(chat: Any) -> bool:
+    """The answer's text is written and rendered, and the tool line shows the call finished."""
+    messages = list(chat.query(AssistantMessage))
+    lines = list(chat.query(ToolCallLine))
+    return bool(messages and lines) and messages[0].finished and not messages[0]._body.busy and lines[-1].status == "success"
 
 
 def streaming_script(gate: Gate, more: Gate) -> list[Any]:
@@ -60,10 +74,10 @@ async def test_scrolled_up_the_view_stays_and_the_marker_counts(settings, projec
         app.prompt.load_text("where is login?")
         await pilot.press("enter")
         await wait_for(pilot, lambda: any(m.shown for m in chat.query(AssistantMessage)))
-        await pilot.pause()
-        assert chat.following and chat.scroll_y == chat.max_scroll_y
+        bottom, page = await at_bottom(pilot, chat)
         await pilot.press("pageup", "pageup")  # from the prompt
-        await pilot.pause()
+        await wait_for(pilot, lambda: chat.scroll_y == bottom - 2 * page, what="two pages up")
+        await refreshed(pilot, chat)
         assert app.focused is app.prompt
         assert not chat.following
         top = chat.scroll_y
@@ -74,19 +88,19 @@ async def test_scrolled_up_the_view_stays_and_the_marker_counts(settings, projec
         assert "ctrl+end" in app.screen.active_bindings  # the way back is in the footer
 
         gate.open()  # the answer streams on, then a tool line and a new message
-        await wait_for(pilot, lambda: len(app.handler.queries) and chat.unseen >= 2, what="new items counted")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: streamed_to_the_second_gate(chat) and chat.unseen >= 2, what="the stream at the second gate, new items counted")
+        await refreshed(pilot, chat)  # all of it laid out and drawn
         assert chat.scroll_y == top and screen_y(first) == was  # the view did not move
         marker = chat.query_one(NewOutputMarker)
         assert marker.display and f"{chat.unseen} new messages ↓" in str(marker.render())
 
         await pilot.press("ctrl+end")
-        await pilot.pause()
-        assert chat.following and not marker.display
+        await wait_for(pilot, lambda: chat.following and not marker.display)
         assert "ctrl+end" not in app.screen.active_bindings
         more.open()
         await settle(pilot, lambda: not app.turn_running)
-        assert chat.scroll_y == chat.max_scroll_y  # following again: the end of the turn is in view
+        await refreshed(pilot, chat)
+        await wait_for(pilot, lambda: chat.scroll_y == chat.max_scroll_y, what="following again: the end of the turn in view")
 
 
 async def test_keys_a_click_and_sending_follow_again(settings, project) -> None:
@@ -97,61 +111,56 @@ async def test_keys_a_click_and_sending_follow_again(settings, project) -> None:
         chat = app.chat
         marker = chat.query_one(NewOutputMarker)
         await fill(app)
-        await pilot.pause()
-        bottom, page = chat.max_scroll_y, chat.scrollable_content_region.height
+        bottom, page = await at_bottom(pilot, chat)
         await pilot.press("pagedown")  # at the bottom already: still following (Textual alone would drop the anchor)
-        await pilot.pause()
+        await refreshed(pilot, chat)  # the key and what it scheduled are done
         assert chat.following
         app.prompt.load_text("a prompt")
         await pilot.press("pageup")
-        await pilot.pause()
-        assert chat.scroll_y == bottom - page and not chat.following
+        await wait_for(pilot, lambda: chat.scroll_y == bottom - page)
+        assert not chat.following
         assert app.focused is app.prompt and app.prompt.text == "a prompt"
         await pilot.press("ctrl+home")
-        await pilot.pause()
-        assert chat.scroll_y == 0
+        await wait_for(pilot, lambda: chat.scroll_y == 0)
         await pilot.press("pagedown")
-        await pilot.pause()
-        assert chat.scroll_y == page
+        await wait_for(pilot, lambda: chat.scroll_y == page)
         await pilot.press("ctrl+end")
-        await pilot.pause()
-        assert chat.following and chat.scroll_y == chat.max_scroll_y
+        await wait_for(pilot, lambda: chat.following and chat.scroll_y == chat.max_scroll_y)
 
         chat.focus()  # End in the chat itself
         await pilot.press("home")
         await wait_for(pilot, lambda: chat.scroll_y == 0)  # Home scrolls with an animation: let it end
         await chat.add(NoteMessage("arrived while reading", kind="info"))
-        await pilot.pause()
+        await refreshed(pilot, chat)
         assert chat.scroll_y == 0 and chat.unseen == 1
         assert "1 new message ↓" in str(marker.render())
         await pilot.press("end")
-        await pilot.pause()
-        assert chat.following and chat.scroll_y == chat.max_scroll_y and not marker.display
+        await wait_for(pilot, lambda: chat.following and chat.scroll_y == chat.max_scroll_y and not marker.display)
 
         await pilot.press("home")  # a click on the marker
         await wait_for(pilot, lambda: chat.scroll_y == 0)
         await chat.add(NoteMessage("another", kind="info"))
-        await pilot.pause()
+        await refreshed(pilot, chat)  # the marker is laid out where the click goes
         assert await pilot.click(NewOutputMarker)
-        await pilot.pause()
-        assert chat.following and chat.unseen == 0 and not marker.display
+        await wait_for(pilot, lambda: chat.following and chat.unseen == 0 and not marker.display)
 
         await pilot.press("pageup")  # scrolling back down to the end (the wheel, the scrollbar) follows again
-        await pilot.pause()
+        await wait_for(pilot, lambda: chat.scroll_y == chat.max_scroll_y - page)
         assert not chat.following
         chat.scroll_to(y=chat.max_scroll_y - 1, animate=False)
-        await pilot.pause()
+        await wait_for(pilot, lambda: chat.scroll_y == chat.max_scroll_y - 1)
+        await refreshed(pilot, chat)
         assert not chat.following
         await pilot.press("down")
-        await pilot.pause()
-        assert chat.following
+        await wait_for(pilot, lambda: chat.following)
 
         app.prompt.focus()  # sending a message jumps to the end
         await pilot.press("ctrl+home")
         app.prompt.load_text("hello")
         await pilot.press("enter")
         await settle(pilot, lambda: not app.turn_running)
-        assert chat.following and chat.scroll_y == chat.max_scroll_y
+        await refreshed(pilot, chat)
+        await wait_for(pilot, lambda: chat.following and chat.scroll_y == chat.max_scroll_y)
 
 
 async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
@@ -160,23 +169,23 @@ async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
         chat = app.chat
         chat.max_nodes, chat.max_nodes_reading = 30, 40
         await fill(app, 20)
-        await pilot.pause()
+        bottom, page = await at_bottom(pilot, chat)
         await pilot.press("pageup")
-        await pilot.pause()
+        await wait_for(pilot, lambda: chat.scroll_y == bottom - page)
+        await refreshed(pilot, chat)  # the screen positions are those of the scrolled view
         seen = [w for w in chat.items if w.region.y >= chat.region.y][:2]
         where = [screen_y(w) for w in seen]
         before = chat.items
         above = {w for w in before if w.region.bottom <= chat.region.y}
         for batch in range(3):
             await chat.add(*[NoteMessage(f"new {batch}.{i}", kind="info") for i in range(10)])
-        await pilot.pause()
+        await refreshed(pilot, chat)  # mounted, pruned, scrolled back by what went: all of it laid out
         assert set(seen) <= set(chat.items), "what the reader sees is never pruned"
         assert [screen_y(w) for w in seen] == where
         gone = set(before) - set(chat.items)
         assert gone and gone <= above  # only what was wholly above the view went
         await pilot.press("ctrl+end")
-        await pilot.pause()
-        assert len(chat.items) <= 30  # back at the bottom: the normal bound again
+        await wait_for(pilot, lambda: chat.following and len(chat.items) <= 30, what="back at the bottom: the normal bound again")
 
 
 def test_help_lists_the_chat_keys(settings, project) -> None:
