@@ -11,7 +11,8 @@ Nothing here may reach the internet: litellm's bundled model-cost map is used
 and aider's model-info download is pre-empted, analytics and update checks are off.
 
 The project configures nothing of aider's: the in-process ``Coder`` is built from our
-settings alone (litellm's import-time ``load_dotenv`` is off), its git runs with
+settings alone (litellm's import-time ``load_dotenv`` is off: ``aider.llm`` sets
+``LITELLM_MODE=PRODUCTION`` before importing it), its git runs with
 :func:`core.gitutil.git_env`, and the interactive CLI starts through
 :mod:`core.tools.aider_child`, which reads no ``.aider.conf.yml``, ``.env`` or model
 settings file of the project's. Aider writes no protected file
@@ -148,7 +149,7 @@ def child_environment(
     """The environment of aider's CLI: credentials stripped, then exactly aider's own endpoint and key.
 
     No ``AIDER_*`` variable (each would set one of aider's options) and no inherited API
-    base URL: the endpoint is the app's. litellm loads no ``.env`` (``LITELLM_MODE``).
+    base URL: the endpoint is the app's.
     With ``project_root``, git's hardening too (:func:`core.gitutil.git_env`): aider's
     git runs no program the repository names.
     """
@@ -165,7 +166,6 @@ def child_environment(
             env[name] = os.environ[name]
     env.update(endpoint.environment())
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    env["LITELLM_MODE"] = "PRODUCTION"
     return env
 
 
@@ -283,7 +283,6 @@ def prepare_aider() -> None:
         if _prepared:
             return
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # litellm reads it at import
-        os.environ["LITELLM_MODE"] = "PRODUCTION"  # else litellm's import loads a .env (the project's, from its cwd)
         with _streams_with_encoding():
             from aider import models
             from aider.llm import litellm

@@ -5,8 +5,8 @@ Started by :meth:`core.tools.aider_bridge.AiderBridge.interactive_command` as
 (``-P``: nothing is imported from the project). Before ``aider.main.main`` runs:
 
 - no ``.aider.conf.yml`` is read (current directory, git root or home), no ``.env``
-  (aider's ``load_dotenv_files``; litellm's own ``load_dotenv`` is off through
-  ``LITELLM_MODE=PRODUCTION`` in the environment), no ``.aider.model.settings.yml`` or
+  (aider's ``load_dotenv_files``; litellm's own is off: ``aider.llm`` sets
+  ``LITELLM_MODE=PRODUCTION`` before importing it), no ``.aider.model.settings.yml`` or
   ``.aider.model.metadata.json`` (only aider's bundled model metadata): the command line
   the app built is the whole configuration;
 - aider never creates a repository nor writes an identity into ``.git/config``;
@@ -46,7 +46,6 @@ def _take_terminal() -> None:
 def neutralise_project_configuration(project_root: Path, state_dir: Path) -> None:
     """Patch aider (in this child process only) as the module docstring says."""
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    os.environ["LITELLM_MODE"] = "PRODUCTION"  # litellm's import would load a .env from the current directory
     from aider import main as aider_main
     from aider import models
     from aider.coders import Coder

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
 from core.config import Settings
 from tests.fake_llm import FakeLLM
+
+if TYPE_CHECKING:
+    from tests.aider.hostile import Listener
 
 CALC = "def add(a, b):\n    return a + b\n"
 
@@ -45,6 +49,31 @@ def aider_settings(fake_llm: FakeLLM, git_repo: Path) -> Settings:
         openai_api_key="sk-test-not-a-real-key",
         project_root=git_repo,
     )
+
+
+@pytest.fixture
+def listener() -> Iterator["Listener"]:
+    """A loopback listener standing for the endpoint a hostile repository names."""
+    from tests.aider.hostile import Listener
+
+    server = Listener()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def canaries(tmp_path: Path) -> Path:
+    """Where the programs a hostile repository names leave their mark (outside the project)."""
+    return tmp_path / "canaries"
+
+
+@pytest.fixture
+def hostile_repo(git_repo: Path, listener: "Listener", canaries: Path) -> Path:
+    """``git_repo`` with :func:`tests.aider.hostile.plant`'s configuration committed and git set to run programs."""
+    from tests.aider.hostile import plant
+
+    plant(git_repo, listener, canaries)
+    return git_repo
 
 
 def whole_file_edit(rel_path: str, content: str) -> str:

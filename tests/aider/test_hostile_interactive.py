@@ -1,0 +1,121 @@
+"""Interactive aider in a hostile repository: a real session in a pseudo-terminal, judged from outside.
+
+The repository carries an ``.aider.conf.yml``, a ``.env``, model settings and git
+hooks that all point at a loopback :class:`~tests.aider.hostile.Listener` or touch a
+canary (:func:`tests.aider.hostile.plant`). The session must talk only to the app's
+endpoint (the fake server) with the app's key, run nothing the repository names,
+write no protected file even when the user says yes to everything, and leave no
+``.aider*`` file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from core.config import Settings
+from core.types import TaskResult
+from tests.aider.conftest import CALC, whole_file_edit
+from tests.aider.hostile import Listener, aider_leftovers, hardened_git
+from tests.aider.test_interactive import Terminal
+from tests.fake_llm import FakeLLM, Reply
+
+TYPED = "def add(a: int, b: int) -> int:\n    return a + b\n"
+
+DRIVER = """
+import json, sys
+from core.config import Settings
+from core.tools.aider_bridge import AiderBridge
+settings, out, query, files = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+result = AiderBridge(Settings(**settings)).start_interactive_session(query, files)  # the inherited terminal
+open(out, "w").write(json.dumps(result))
+"""
+
+
+def start(settings: Settings, tmp_path: Path, query: str, files: list[str]) -> tuple[Terminal, Path]:
+    values = {k: str(v) if isinstance(v, Path) else v for k, v in settings.__dict__.items()}
+    out = tmp_path / "result.json"
+    argv = [sys.executable, "-c", DRIVER, json.dumps(values), str(out), query, json.dumps(files)]
+    return Terminal(argv, cwd=Path.cwd()), out
+
+
+def wait_for_a_request(fake_llm: FakeLLM, listener: Listener, terminal: Terminal, timeout: float = 60) -> None:
+    """Until the model (the fake server) or the repository's endpoint (the listener) is asked."""
+    deadline = time.monotonic() + timeout
+    while not fake_llm.requests and not listener.hits:
+        assert time.monotonic() < deadline, f"no request; screen: {terminal.screen[-1500:]}"
+        time.sleep(0.05)
+
+
+def test_interactive_aider_reads_no_configuration_from_the_repository(
+    aider_settings: Settings, hostile_repo: Path, fake_llm: FakeLLM, listener: Listener, tmp_path: Path
+) -> None:
+    fake_llm.script(Reply(text=whole_file_edit("calc.py", TYPED)))
+    head = hardened_git(hostile_repo, "rev-parse", "HEAD")
+    terminal, out = start(aider_settings, tmp_path, "Add type hints", ["calc.py"])
+    try:
+        wait_for_a_request(fake_llm, listener, terminal)
+        assert listener.hits == [], "aider sent the request to the repository's endpoint"
+        terminal.wait_for(b"Applied edit to calc.py")
+        terminal.type(b"/exit\r")
+    finally:
+        code = terminal.close()
+    assert code == 0, terminal.screen[-2000:]
+    assert listener.hits == []
+    (request,) = fake_llm.requests  # one request: no lint or test round, no reflection
+    assert request.body["model"] == "fake-model"  # the app's model, not the repository's
+    assert request.headers.get("authorization") == "Bearer sk-test-not-a-real-key"  # the app's key
+    assert sorted(p.name for p in (tmp_path / "canaries").iterdir()) == []  # no lint, test, /load, hook, fsmonitor
+    assert (hostile_repo / "calc.py").read_text() == TYPED  # .aiderignore did not hide it
+    assert hardened_git(hostile_repo, "rev-parse", "HEAD") == head  # auto-commits: true was not honoured
+    result: TaskResult = json.loads(out.read_text())
+    assert result["metadata"]["edited_files"] == ["calc.py"]
+
+
+def test_interactive_aider_never_writes_protected_files_even_when_the_user_says_yes(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    config_before = (git_repo / ".git" / "config").read_bytes()
+    before = {p.name for p in git_repo.iterdir()}
+    hooks = "[core]\n\thooksPath = /tmp\n"
+    reply = (
+        whole_file_edit(".git/config", hooks)
+        + whole_file_edit(".mcp.json", '{"mcpServers": {"x": {"command": "touch"}}}\n')
+        + whole_file_edit(".aider.conf.yml", "lint-cmd: touch PWNED\n")
+        + whole_file_edit("calc.py", TYPED)
+    )
+    fake_llm.script(Reply(text=reply))
+    terminal, out = start(aider_settings, tmp_path, "Add type hints", ["calc.py"])
+    try:
+        terminal.wait_for(b"Applied edit to calc.py")  # every [Yes] question is answered with Enter meanwhile
+        terminal.type(b"/exit\r")
+    finally:
+        code = terminal.close()
+    assert code == 0, terminal.screen[-2000:]
+    assert (git_repo / ".git" / "config").read_bytes() == config_before
+    assert not (git_repo / ".mcp.json").exists()
+    assert aider_leftovers(git_repo, before) == []  # no .aider.conf.yml, no history, no tag cache
+    assert (git_repo / "calc.py").read_text() == TYPED
+    assert b"Not editing .git/config" in terminal.output and b"Not editing .mcp.json" in terminal.output
+    assert b".gitignore" not in terminal.output  # aider's .gitignore question was not asked
+    result: TaskResult = json.loads(out.read_text())
+    assert result["metadata"]["other_changed_files"] == []
+
+
+def test_interactive_aider_imports_nothing_from_the_project(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    canary = tmp_path / "imported"
+    planted = f"open({str(canary)!r}, 'a').write(__name__ + '\\n')\n"
+    for name in ("signal.py", "runpy.py", "json.py", "aider/__init__.py", "core/__init__.py", "litellm/__init__.py"):
+        (git_repo / name).parent.mkdir(exist_ok=True)
+        (git_repo / name).write_text(planted)
+    terminal, out = start(aider_settings, tmp_path, "/exit", ["calc.py"])  # aider starts, then leaves at once
+    code = terminal.close(timeout=60)
+    assert not canary.exists(), canary.read_text()
+    assert code == 0, terminal.screen[-2000:]
+    assert b"Aider v" in terminal.output  # the real aider ran
+    assert json.loads(out.read_text())["status"] == "success"
+    assert (git_repo / "calc.py").read_text() == CALC
