@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,13 +132,21 @@ def test_ambiguous_prefix_is_refused(store: SessionStore, project: Path) -> None
         store.open("2", project)
 
 
+def _written_in_order(*sessions: Any) -> None:
+    """Give the transcripts modification times one second apart, in this order (two writes in a row
+    can share an mtime on a coarse clock; "most recently written" is what the store orders by)."""
+    base = time.time_ns()
+    for i, session in enumerate(sessions):
+        os.utime(session.path, ns=(base + i * 10**9, base + i * 10**9))
+
+
 def test_latest_is_the_last_written(store: SessionStore, project: Path) -> None:
     first, second = store.create(project), store.create(project)
     with store.writer(second) as writer:
         writer.user("created second, written first")
-    time.sleep(0.02)
     with store.writer(first) as writer:
         writer.user("written last")
+    _written_in_order(second, first)
     assert store.latest(project).id == first.id
 
 
@@ -146,9 +156,9 @@ def test_list_summarises_sessions(store: SessionStore, project: Path) -> None:
         writer.user("  fix   the\nlogin bug ")
         writer.assistant("ok")
         writer.user("and add a test")
-    time.sleep(0.02)
     with store.writer(b) as writer:
         writer.user("x" * 500)
+    _written_in_order(a, b)
     store.set_title(a, "Login bug")
 
     infos = store.list(project)
