@@ -6,7 +6,9 @@ import asyncio
 import os
 import socket
 import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -119,12 +121,21 @@ def _alive(pid: int) -> str:
         return ""
 
 
+async def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll until ``condition()`` holds; fail naming ``what`` after ``timeout`` seconds (a hang detector)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not reached within {timeout:g}s: {what}"
+        await asyncio.sleep(0.02)
+
+
 async def test_running_past_the_timeout_kills_the_whole_tree(sandbox, project):
     marker = "987.654"  # a sleep length nothing else uses, to find the tree's processes by pid
     script = f"sleep {marker} & (sleep {marker} &) ; sleep {marker}"
-    task = asyncio.create_task(sandboxed(sandbox, project, ["sh", "-c", script], limits=Limits(timeout=1.0)))
-    while len(_processes_with(marker)) < 3:
-        await asyncio.sleep(0.02)
+    # The limit may end the run before all three have been seen (a loaded machine starts bwrap slowly):
+    # then what was seen is checked, and that none of them is left.
+    task = asyncio.create_task(sandboxed(sandbox, project, ["sh", "-c", script], limits=Limits(timeout=3.0)))
+    await _until(lambda: len(_processes_with(marker)) >= 3 or task.done(), "the three sleeps started, or the run ended")
     pids = _processes_with(marker)
     result = await task
     assert result.status == "timeout"
@@ -135,8 +146,7 @@ async def test_running_past_the_timeout_kills_the_whole_tree(sandbox, project):
 async def test_cancelling_kills_the_whole_tree(sandbox, project):
     marker = "876.543"
     task = asyncio.create_task(sandboxed(sandbox, project, ["sh", "-c", f"sleep {marker} & sleep {marker}"]))
-    while len(_processes_with(marker)) < 2:
-        await asyncio.sleep(0.02)
+    await _until(lambda: len(_processes_with(marker)) >= 2, "the two sleeps started")
     pids = _processes_with(marker)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -110,9 +111,9 @@ async def test_concurrent_runs_leave_no_mount_point_and_stay_protected(sandbox, 
     marker = plain / "first-started"
     first = asyncio.create_task(sandboxed(sandbox, plain, "touch first-started; while [ ! -e second-done ]; do sleep 0.01; done; "
                                           "echo x > .envrc; echo first-finished"))
-    for _ in range(1000):
-        if marker.exists():
-            break
+    deadline = time.monotonic() + 60
+    while not marker.exists():  # the first run is inside its loop: the second starts while it runs
+        assert not first.done() and time.monotonic() < deadline, "the first run never started its loop"
         await asyncio.sleep(0.01)
     second = await sandboxed(sandbox, plain, "echo y > .mcp.json; touch second-done; echo second-finished")
     done = await asyncio.wait_for(first, 60)
