@@ -21,6 +21,9 @@ class TurnStarted:
     kind: Literal["turn_started"] = "turn_started"
     query: str
     subtask_id: str
+    turn: int = 0
+    """The user-turn number (:mod:`core.turns`): the one the status line, the trace, ``/cost``,
+    the export and a resume show for this turn (0 from a handler that does not number turns)."""
     relevant_files: tuple[str, ...] = ()
     context_parts: tuple[dict[str, Any], ...] = ()
     """What the turn's user message carries besides the query (``core.turn_context``): new or
@@ -52,7 +55,10 @@ class AssistantMessage:
     ``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``, ``content_filter``, ...
     (empty when unknown), or ``incomplete`` for an interrupted message whose stream
     closed before the provider said it was complete (the turn then fails with reason
-    ``incomplete_response``). After ``max_tokens`` the last tool call of the message was
+    ``incomplete_response``), or ``error`` for an interrupted message the provider cut
+    with an error mid-stream (an ``overloaded_error`` event after some text): ``error``
+    then holds its ``kind`` and ``message`` and the turn fails with reason ``llm_error``.
+    After ``max_tokens`` the last tool call of the message was
     cut short: it is not run (its ToolCallFinished has status ``not_run`` and
     ``metadata["reason"] == "max_tokens"``).
 
@@ -69,8 +75,26 @@ class AssistantMessage:
     final: bool = False
     stop_reason: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
-    """The provider's usage of this response (``core.usage.Usage`` fields, plus ``model`` and ``turn``)."""
+    """The provider's usage of this response (``core.usage.Usage`` fields, plus ``model`` and ``turn``).
+
+    ``reported: False`` marks the usage of a response that ended before the provider's
+    final report: what it had reported by then, a lower bound."""
     thinking: tuple[dict[str, Any], ...] = ()
+    error: dict[str, str] = field(default_factory=dict)
+    """For ``stop_reason == "error"``: the provider's error, ``{"kind", "message"}`` (e.g. ``overloaded``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseAbandoned:
+    """A response ended early and left no message (a retried attempt, a failure or Esc before any text).
+
+    ``usage`` is what the provider had reported by then (Anthropic's input from
+    ``message_start``, maybe nothing): booked as a lower bound (``reported: False``),
+    shown in the totals as "at least", and saved in the transcript.
+    """
+
+    kind: Literal["response_abandoned"] = "response_abandoned"
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,6 +208,7 @@ Event = Union[
     TextDelta,
     ThinkingDelta,
     AssistantMessage,
+    ResponseAbandoned,
     ToolCallStarted,
     ToolOutputChunk,
     ToolCallFinished,

@@ -147,6 +147,7 @@ class Session:
         is free for the next query.
         """
         finished = False
+        first = len(self._incidents)  # this turn's incidents start here
         try:
             async with contextlib.aclosing(self.handler.stream_query(query)) as events:
                 async for event in events:
@@ -157,7 +158,7 @@ class Session:
                     elif isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
                         finished = True
                         if isinstance(event, ev.TurnFailed):
-                            self._failed(event, query)
+                            self._failed(event, query, first)
                     yield event
         finally:
             if not finished:
@@ -166,10 +167,15 @@ class Session:
     def _incident(self, incident: Incident) -> None:
         self._incidents.append({**incident, "at": len(self.handler.conversation_history)})
 
-    def _failed(self, event: ev.TurnFailed, query: str) -> None:
+    def _failed(self, event: ev.TurnFailed, query: str, first: int) -> None:
         incident: Incident = {"kind": "error", "message": event.message, "reason": event.reason}
         if ((event.result or {}).get("metadata") or {}).get("retracted"):
-            incident["query"] = query  # it left the history: the user sends it again
+            # The question left the history (it went back to the prompt): what happened under it
+            # (retry warnings) stays with it, the question heading them, not under the next message.
+            at = len(self.handler.conversation_history)
+            for earlier in self._incidents[first:]:
+                earlier["at"] = at
+            (self._incidents[first] if len(self._incidents) > first else incident)["query"] = query
         self._incident(incident)
 
     async def run_task(self, text: str) -> TaskResult:

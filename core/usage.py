@@ -138,11 +138,18 @@ def openai_usage(raw: Any) -> Usage:
 
 @dataclass(frozen=True)
 class UsageEntry:
-    """One response's usage: which user turn (1-based) and model it belongs to."""
+    """One response's usage: which user turn (1-based, :mod:`core.turns`) and model it belongs to.
+
+    ``reported`` is False for a response that ended before the provider's final usage
+    report (interrupted, dropped, or cut by an error): ``usage`` is then what had been
+    reported when it ended (Anthropic's input from ``message_start``; nothing from an
+    OpenAI-compatible endpoint), a lower bound of what it is billed.
+    """
 
     turn: int
     model: str
     usage: Usage
+    reported: bool = True
 
 
 class UsageLedger:
@@ -159,19 +166,32 @@ class UsageLedger:
         """Usage summed by turn, then model."""
         self._by_model: dict[str, Usage] = {}
         """Usage summed by model over the session."""
+        self._unreported: dict[tuple[int, str], int] = {}
+        """Responses without their final usage report, by (turn, model)."""
 
-    def add(self, turn: int, model: str, usage: Usage) -> UsageEntry:
-        entry = UsageEntry(turn=turn, model=model, usage=usage)
+    def add(self, turn: int, model: str, usage: Usage, *, reported: bool = True) -> UsageEntry:
+        """Book one response (``reported`` False: it ended before its final usage report)."""
+        entry = UsageEntry(turn=turn, model=model, usage=usage, reported=reported)
         self.entries.append(entry)
         models = self._by_turn.setdefault(turn, {})
         models[model] = models.get(model, Usage()) + usage
         self._by_model[model] = self._by_model.get(model, Usage()) + usage
+        if not reported:
+            self._unreported[(turn, model)] = self._unreported.get((turn, model), 0) + 1
         return entry
 
     def clear(self) -> None:
         self.entries.clear()
         self._by_turn.clear()
         self._by_model.clear()
+        self._unreported.clear()
+
+    def unreported(self, turn: int | None = None, model: str | None = None) -> int:
+        """Responses of the session (or of one turn and/or model) that ended without a final usage report.
+
+        When it is not 0, the tokens and the cost are lower bounds ("at least").
+        """
+        return sum(n for (t, m), n in self._unreported.items() if (turn is None or t == turn) and (model is None or m == model))
 
     def _select(self, turn: int | None = None, model: str | None = None) -> list[tuple[str, Usage]]:
         groups = self._by_model if turn is None else self._by_turn.get(turn, {})
@@ -199,7 +219,11 @@ class UsageLedger:
         return list(self._by_model)
 
     def row(self, turn: int | None = None, model: str | None = None) -> dict[str, Any]:
-        """Tokens by kind, hit rate and cost (None when unpriced; ``cost_partial`` for the priced part)."""
+        """Tokens by kind, hit rate and cost (None when unpriced; ``cost_partial`` for the priced part).
+
+        ``unreported`` counts the responses without a final usage report: when it is not 0,
+        the figures are what the provider reported, and the cost is "at least" (:func:`at_least`).
+        """
         usage = self.total(turn, model)
         dollars, unpriced = self.cost(turn, model)
         priced = not unpriced and usage.total_tokens > 0
@@ -209,6 +233,7 @@ class UsageLedger:
             "hit_rate": round(usage.hit_rate, 4),
             "cost": round(dollars, 6) if priced else None,
             "cost_partial": round(dollars, 6) if unpriced and dollars else None,
+            "unreported": self.unreported(turn, model),
         }
 
     def summary(self, turns: bool = True) -> dict[str, Any]:
@@ -284,6 +309,11 @@ def money(dollars: float) -> str:
     return f"${dollars:,.2f}" if dollars >= 0.1 else f"${dollars:.4f}"
 
 
+def at_least(row: Mapping[str, Any]) -> str:
+    """``"≥ "`` when a ledger row's figures are lower bounds (a response ended without its usage report), else ``""``."""
+    return "≥ " if row.get("unreported") else ""
+
+
 def estimate_step(last: Usage | None, added_tokens: int, output_allowance: int, caching: bool = True) -> Usage:
     """The usage the next request will probably report.
 
@@ -303,7 +333,7 @@ def estimate_step(last: Usage | None, added_tokens: int, output_allowance: int, 
 
 def output_allowance(ledger: UsageLedger, floor: int = 256) -> int:
     """Output tokens to expect from the next response: the session's mean so far, at least ``floor``."""
-    if not ledger.entries:
+    reported = [entry.usage.output_tokens for entry in ledger.entries if entry.reported]
+    if not reported:
         return floor
-    mean = ledger.total().output_tokens / len(ledger.entries)
-    return max(floor, math.ceil(mean))
+    return max(floor, math.ceil(sum(reported) / len(reported)))

@@ -12,17 +12,18 @@ from rich.table import Table
 from rich.text import Text
 
 from core.pricing import PRICES_DATE, PRICES_SOURCE
-from core.usage import UsageLedger, money
+from core.usage import UsageLedger, at_least, money
 from tui.format import format_tokens
 
 _HEADERS = ("in", "write", "read", "out", "hit", "cost")
 
 
 def _cost(row: dict[str, Any]) -> str:
+    """The row's cost: "≥ $0.04" when a response of it ended without its usage report (a lower bound)."""
     if row.get("cost") is not None:
-        return money(row["cost"])
+        return at_least(row) + money(row["cost"])
     if row.get("cost_partial"):
-        return f"{money(row['cost_partial'])}+"
+        return f"{at_least(row)}{money(row['cost_partial'])}+"
     return "—"
 
 
@@ -80,7 +81,7 @@ def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
         return Text("No model responses yet in this session, so nothing has been spent.")
     summary = ledger.summary()
     head = Text()
-    head.append(f"{format_tokens(summary['total_tokens'])} tokens", style="bold")
+    head.append(f"{at_least(summary)}{format_tokens(summary['total_tokens'])} tokens", style="bold")
     responses = summary["responses"]
     head.append(f" in {responses} response{'' if responses == 1 else 's'} · cache hit rate ")
     head.append(f"{summary['hit_rate']:.0%}", style="bold")
@@ -92,6 +93,14 @@ def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
     if len(turns) > last_turns:
         parts.append(Text(f"(turns 1–{turns[-last_turns - 1]['turn']} not shown)", style="dim"))
     parts += [Text(""), ModelTable([(row["model"], row) for row in summary["per_model"]])]
+    if summary.get("unreported"):
+        count = summary["unreported"]
+        parts.append(
+            Text(
+                f"\n≥: at least. {count} response{'' if count == 1 else 's'} ended (interrupted, dropped or cut by an error) "
+                "before the provider reported all its usage: what it reported is counted, the rest is not known.",
+            )
+        )
     budget = session.budget
     if budget is not None and budget.active:
         limits = []

@@ -128,16 +128,17 @@ class Sessions:
                 if message.is_mounted:
                     await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
             await self.chat.prune()
-        turns = [(_number(r.get("ts")), str(r.get("content") or "")) for r in loaded.records if r.get("kind") == "user"]
+        # each turn's stored number (derived on load for older transcripts: core.turns); notes are not turns
+        turns = [(_number(r.get("ts")), int(r["turn"]), str(r.get("content") or "")) for r in loaded.records if r.get("kind") == "user" and isinstance(r.get("turn"), int) and not r.get("note")]
         await self._restore_trace(loaded.trace, turns)
         self.files.refresh()
         await self._note(f"Resumed session {loaded.session_id}.")
 
-    async def _restore_trace(self, entries: list[dict[str, Any]], turns: list[tuple[float, str]] | None = None) -> None:
+    async def _restore_trace(self, entries: list[dict[str, Any]], turns: list[tuple[float, int, str]] | None = None) -> None:
         """Redraw the newest calls of the trace (the pane keeps ``max_live`` of them mounted anyway).
 
-        ``turns`` are the user turns' (time, query), oldest first: each call goes under the
-        turn it was made in. Transcripts written before approval waits were recorded
+        ``turns`` are the user turns' (time, number, query), oldest first: each call goes under
+        the turn it was made in, with the number the turn had live. Transcripts written before approval waits were recorded
         (no ``approval_requested``, no ``waited``) show the decision without a wait.
         """
         trace = self.trace
@@ -147,16 +148,17 @@ class Sessions:
             if isinstance(call_data, dict):
                 order[str(call_data.get("id", ""))] = None
         shown = set(list(order)[-trace.max_live :])
-        times = [when for when, _ in turns or []]
+        times = [when for when, _, _ in turns or []]
         for entry in entries:
             call_data = entry.get("call")
             if not isinstance(call_data, dict) or str(call_data.get("id", "")) not in shown:
                 continue
             call = _call(call_data)
             kind = entry.get("kind")
-            number = bisect.bisect_right(times, _number(entry.get("ts"))) if times else 0
-            if number:
-                trace.begin_turn(number, (turns or [])[number - 1][1])
+            index = bisect.bisect_right(times, _number(entry.get("ts"))) if times else 0
+            if index:
+                _, number, query = (turns or [])[index - 1]
+                trace.begin_turn(number, query)
             if kind == "tool_call_started":
                 await trace.started(call)
             elif kind == "approval_requested":

@@ -103,8 +103,8 @@ class TurnRenderer:
     async def handle(self, event: ev.Event) -> None:
         """Apply one event."""
         match event:
-            case ev.TurnStarted(relevant_files=files):
-                number = self._user_turn()
+            case ev.TurnStarted(relevant_files=files, turn=turn):
+                number = turn or self._user_turn()
                 self.trace.begin_turn(number, self.query)
                 self.status.update_metrics({"user_turns": number, "tool_calls_this_turn": 0})
                 self.status.set_state("thinking…")
@@ -167,7 +167,8 @@ class TurnRenderer:
                 await self._close_current()
                 self._final_metrics(result)
                 runtime.release_free_memory()
-                await self.show_error(reason, message)
+                metadata = result.get("metadata") if isinstance(result, dict) else None
+                await self.show_error(reason, message, cut_short=bool((metadata or {}).get("characters")))
             case _:
                 log.debug("ignoring event %r", event)
 
@@ -180,7 +181,7 @@ class TurnRenderer:
         return line
 
     def _user_turn(self) -> int:
-        """The number of the user turn starting now (the handler's count, else one more than shown)."""
+        """The number of the user turn starting now, for a handler whose TurnStarted has none (its metrics, else one more than shown)."""
         try:
             number = int((self.view.metrics() or {}).get("user_turns") or 0)
         except (TypeError, ValueError):  # metrics are informative only
@@ -211,11 +212,14 @@ class TurnRenderer:
         if isinstance(metrics, dict):
             self.status.update_metrics(self._counted(metrics))
 
-    async def show_error(self, reason: str, message: str) -> None:
-        """An error note in the chat; the prompt comes back when nothing was answered or the answer is incomplete."""
+    async def show_error(self, reason: str, message: str, *, cut_short: bool = False) -> None:
+        """An error note in the chat; the prompt comes back when nothing was answered or the answer was cut short.
+
+        ``cut_short``: an answer had begun and the connection or the provider's error ended it.
+        """
         title = _ERROR_TITLES.get(reason, "The turn failed")
         body = message or reason
-        if not self.answered or reason == "incomplete_response":
+        if not self.answered or cut_short or reason == "incomplete_response":
             body += "\nYour message is back in the prompt: press Enter to send it again."
             self.view.post(self.QueryReturned(self.query))
         await self.chat.add(NoteMessage(body, kind="error", title=title))

@@ -22,6 +22,7 @@ from core.handlers.budget import estimate_request_tokens
 from core.memory.policy import FilePolicy, Refusal
 from core.memory.types import DataContext
 from core.providers.base import ProviderAdapter, ToolSpec
+from core.turns import current_turn
 from core.types import Approver, Message, TaskResult, error_result, now, ok_result
 
 log = logging.getLogger(__name__)
@@ -226,14 +227,14 @@ class BaseHandler(BaseHandlerSpecApi):
         """Resource use so far (SPEC 4).
 
         ``turns`` keeps SPEC 4's meaning, model responses (also ``model_responses``);
-        ``user_turns`` counts the user's messages, the "turn" the UI and docs speak of.
+        ``user_turns`` is the number of the current user turn (:mod:`core.turns`), the "turn" the UI and docs speak of.
         """
         elapsed = time.monotonic() - self._turn_started_at if self._turn_started_at else 0.0
         window = self.config.context_window
         return {
             "turns": self.turn_count,
             "model_responses": self.turn_count,
-            "user_turns": sum(1 for message in self.conversation_history if message.get("role") == "user"),
+            "user_turns": current_turn(self.conversation_history),
             "max_turns": self.config.max_turns,
             "tool_calls_this_turn": self.tool_calls_this_turn,
             "max_tool_calls": self.config.max_tool_calls,

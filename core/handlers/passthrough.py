@@ -28,7 +28,7 @@ from core.handlers.spending import SpendingMixin
 from core.handlers.validation import validate_arguments
 from core.plan import parse_plan
 from core.turn_context import attach
-from core.providers.base import ProviderError, ResponseComplete, TextChunk, ThinkingChunk, ToolCallReady
+from core.providers.base import ProviderError, ResponseComplete, ResponseStarted, TextChunk, ThinkingChunk, ToolCallReady
 from core.tools.live_output import output_sink
 from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
 from core.types import (
@@ -82,6 +82,8 @@ class _Turn:
     """Events produced while a tool call is being decided or run (approvals, output), yielded live."""
     waited: dict[str, float] = field(default_factory=dict)
     """Seconds each tool call (by id) spent waiting for the user's approval."""
+    started_usage: dict[str, int] | None = None
+    """The usage reported by the response streaming now (None: no response has started)."""
 
 
 class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHandler):
@@ -97,6 +99,8 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         self.retry_budget = RetryBudget()
         self.retry_base_delay = 0.5
         self._turn: _Turn | None = None
+        self._closing: ev.Event | None = None
+        """What an interrupted turn leaves for the observers: its partial message or abandoned response."""
         self.clock: Callable[[], float] = time.monotonic
         """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
         self._init_spending()
@@ -141,6 +145,9 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                         yield warning
         finally:
             if not finished:
+                closing, self._closing = self._closing, None
+                if closing is not None:
+                    self._notify(closing)  # the partial answer (and the usage reported) before the interruption
                 for observer in list(self.observers):
                     interrupted = getattr(observer, "interrupted", None)
                     if interrupted is not None:
@@ -180,8 +187,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         self._turn_started_at = turn.started
         self.tool_calls_this_turn = 0
         mode, text = split_mode(query)
-        message = turn.user_message = self.add_message("user", query)
-        self.user_turns += 1
+        message = turn.user_message = self.add_message("user", query, turn=self.user_turns + 1)
         try:
             relevant = await asyncio.to_thread(self._get_relevant_files, text)
             if self.active_subtask_id is None:
@@ -189,7 +195,9 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             parts = await asyncio.to_thread(self._turn_parts, mode, relevant)
             attach(message, parts)
             self.conversation_files.record(message)
-            yield ev.TurnStarted(query=query, subtask_id=self.active_subtask_id, relevant_files=tuple(relevant), context_parts=tuple(parts))
+            yield ev.TurnStarted(
+                query=query, subtask_id=self.active_subtask_id, turn=self.user_turns, relevant_files=tuple(relevant), context_parts=tuple(parts)
+            )
             async with contextlib.aclosing(self._tool_loop(turn, self.system_prompt(), mode, relevant)) as loop_events:
                 async for event in loop_events:
                     yield event
@@ -246,11 +254,14 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             attempt = 0
             while complete is None:
                 turn.partial = []
+                turn.started_usage = None
                 try:
                     stream = self.model_provider.stream_message(self.conversation_history, system_prompt, tools)
                     async with contextlib.aclosing(idle_guard(stream, self.config.idle_timeout)) as items:
                         async for item in items:
-                            if isinstance(item, TextChunk):
+                            if isinstance(item, ResponseStarted):
+                                turn.started_usage = dict(item.usage)
+                            elif isinstance(item, TextChunk):
                                 turn.partial.append(item.text)
                                 yield ev.TextDelta(text=item.text)
                             elif isinstance(item, ThinkingChunk):
@@ -261,7 +272,11 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                                 complete = item
                 except ProviderError as exc:
                     shown = shown_message(exc, self.config.secrets())
+                    spent = self._book_unfinished(turn)
                     if exc.retryable and not turn.partial and attempt < self.config.max_retries and self.retry_budget.try_spend():
+                        if spent is not None:
+                            yield ev.ResponseAbandoned(usage=spent)
+                            yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
                         attempt += 1
                         delay = retry_delay(exc, attempt, self.retry_base_delay)
                         yield ev.Warning(
@@ -273,9 +288,13 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                     partial = "".join(turn.partial)
                     incomplete = exc.kind == "incomplete"
                     if partial:
-                        extra = {"stop_reason": "incomplete"} if incomplete else {}
-                        self.add_message("assistant", partial, interrupted=True, **extra)
-                        yield ev.AssistantMessage(content=partial, interrupted=True, stop_reason=extra.get("stop_reason", ""))
+                        # Kept, and marked as what cut it: the connection, or the provider's error.
+                        stop = "incomplete" if incomplete else "error"
+                        error = {} if incomplete else {"kind": exc.kind, "message": shown}
+                        self.add_message("assistant", partial, interrupted=True, stop_reason=stop, **({"error": error} if error else {}))
+                        yield ev.AssistantMessage(content=partial, interrupted=True, stop_reason=stop, error=error, usage=spent or {})
+                    elif spent is not None:
+                        yield ev.ResponseAbandoned(usage=spent)
                     turn.partial = []
                     if incomplete:
                         shown = (
@@ -283,10 +302,14 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                             "send again to retry."
                         )
                         yield self._fail("incomplete_response", shown, relevant, error_kind=exc.kind, characters=len(partial))
+                    elif partial:
+                        shown = f"{shown} The answer stopped after {len(partial):,} characters (kept, marked)."
+                        yield self._fail("llm_error", shown, relevant, error_kind=exc.kind, status=exc.status, characters=len(partial))
                     else:
                         yield self._fail("llm_error", shown, relevant, error_kind=exc.kind, status=exc.status)
                     return
             turn.partial = []
+            turn.started_usage = None
             turns_this_query += 1
             self.turn_count += 1
             calls = list(complete.tool_calls)
@@ -304,7 +327,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                 final=not calls,
                 stop_reason=complete.stop_reason,
                 thinking=complete.thinking,
-                usage={"model": self.model_name, "turn": self.user_turns, **usage.as_dict()},
+                usage=self.usage_record(usage),
             )
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
             if not calls:
@@ -490,9 +513,26 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         if call in turn.unanswered:
             turn.unanswered.remove(call)
 
+    def _book_unfinished(self, turn: _Turn) -> dict[str, Any] | None:
+        """Book the response that started and ended without its final usage report, as a lower bound.
+
+        Returns its usage record (None when no response had started: nothing was billed).
+        """
+        raw, turn.started_usage = turn.started_usage, None
+        if raw is None:
+            return None
+        return self.usage_record(self.record_usage(raw, len(self.conversation_history), reported=False), reported=False)
+
     def _close_interrupted(self, turn: _Turn) -> None:
-        """Keep what the interrupted turn produced and leave the history valid."""
+        """Keep what the interrupted turn produced and leave the history valid.
+
+        What the observers should save (the partial message with the usage reported, or the
+        abandoned response) waits in ``_closing`` for ``stream_query`` to hand over.
+        """
         partial = "".join(turn.partial)
+        spent = self._book_unfinished(turn)
+        if partial or spent is not None:
+            self._closing = ev.AssistantMessage(content=partial, interrupted=True, usage=spent or {}) if partial else ev.ResponseAbandoned(usage=spent or {})
         if partial or not turn.unanswered:
             self.add_message("assistant", partial, interrupted=True)
         for call in list(turn.unanswered):
@@ -512,8 +552,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             turn.finished = True
             history = self.conversation_history
             if history and turn.user_message is not None and history[-1] is turn.user_message:
-                history.pop()
-                self.user_turns -= 1  # nothing was answered or spent: the resend is this turn again
+                history.pop()  # nothing was answered: the resend is this turn again (its number with it)
                 self.conversation_files.rebuild(history)  # its file copies left with it: a resend carries them again
                 details["retracted"] = True
         metadata = {

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from core.handlers.budget import MESSAGE_OVERHEAD, estimate_text_tokens
 from core.pricing import PriceTable
+from core.turns import current_turn
 from core.usage import Budget, Usage, UsageLedger, estimate_step, output_allowance
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,6 @@ class SpendingMixin:
             turn_tokens=self.config.max_turn_tokens,
             session_tokens=self.config.max_session_tokens,
         )
-        self.user_turns = 0
-        """User turns of this session so far (the ledger's turn numbers)."""
         self.last_usage: Usage | None = None
         self._usage_mark = 0
         """Length of the history the last reported prompt covered."""
@@ -45,29 +44,45 @@ class SpendingMixin:
     def model_name(self) -> str:
         return str(getattr(self.model_provider, "model", "") or "")
 
-    def record_usage(self, raw: Mapping[str, Any] | None, history_length: int) -> Usage:
-        """Book one response's usage (its prompt covered ``history_length`` messages)."""
+    @property
+    def user_turns(self) -> int:
+        """The number of the current (or last) user turn: the one numbering of :mod:`core.turns`, read from the history."""
+        return current_turn(self.conversation_history)
+
+    def record_usage(self, raw: Mapping[str, Any] | None, history_length: int, *, reported: bool = True) -> Usage:
+        """Book one response's usage (its prompt covered ``history_length`` messages).
+
+        ``reported`` False: the response ended before the provider's final usage report;
+        ``raw`` is what it had reported by then (maybe nothing), a lower bound.
+        """
         usage = Usage.from_dict(raw)
-        self.usage.add(max(1, self.user_turns), self.model_name, usage)
-        if usage.prompt_tokens:
+        self.usage.add(max(1, self.user_turns), self.model_name, usage, reported=reported)
+        if usage.prompt_tokens and reported:
             self.last_usage = usage
             self._usage_mark = history_length
         return usage
 
+    def usage_record(self, usage: Usage, *, reported: bool = True) -> dict[str, Any]:
+        """A response's usage as events and the transcript carry it: the counts, ``model``, ``turn`` (and ``reported`` when False)."""
+        record: dict[str, Any] = {"model": self.model_name, "turn": self.user_turns, **usage.as_dict()}
+        if not reported:
+            record["reported"] = False
+        return record
+
     def restore_usage(self, entries: Iterable[Mapping[str, Any]]) -> None:
-        """Reload the ledger of a resumed session (``{"turn", "model", "usage"}`` per response)."""
+        """Reload the ledger of a resumed session (``{"turn", "model", "usage"}`` per response; ``usage["reported"]`` False for a lower bound)."""
         self.usage.clear()
         turn = 0
         for entry in entries:
             turn = int(entry.get("turn") or turn or 1)
-            self.usage.add(turn, str(entry.get("model") or self.model_name), Usage.from_dict(entry.get("usage")))
-        self.user_turns = max(self.usage.turns(), default=0)
+            raw = entry.get("usage") or {}
+            reported = not (isinstance(raw, Mapping) and raw.get("reported") is False)
+            self.usage.add(turn, str(entry.get("model") or self.model_name), Usage.from_dict(raw), reported=reported)
         self.last_usage = None
         self._usage_mark = 0
 
     def reset_spending(self) -> None:
         self.usage.clear()
-        self.user_turns = 0
         self.last_usage = None
         self._usage_mark = 0
         self.budget.refresh(0.0, 0)

@@ -10,6 +10,7 @@ from core.providers.base import (
     ProviderError,
     SDKProvider,
     ResponseComplete,
+    ResponseStarted,
     StreamItem,
     TextChunk,
     ThinkingChunk,
@@ -162,7 +163,9 @@ class ClaudeProvider(SDKProvider):
             async with (await self.ready_client()).messages.stream(**self._request(messages, system_prompt, tools)) as stream:
                 async for event in stream:
                     kind = event.type
-                    if kind == "text":
+                    if kind == "message_start":
+                        yield ResponseStarted(usage=anthropic_usage(event.message.usage).as_dict())
+                    elif kind == "text":
                         text.append(event.text)
                         yield TextChunk(text=event.text)
                     elif kind == "thinking":

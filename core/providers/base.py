@@ -44,6 +44,19 @@ class ToolCallReady:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ResponseStarted:
+    """The provider began its response (billed from here), with the usage it reported so far.
+
+    Anthropic reports the input in ``message_start``; an OpenAI-compatible endpoint only
+    at the end (``usage`` empty here). A response that ends before ResponseComplete is
+    booked with this usage as a lower bound.
+    """
+
+    kind: Literal["started"] = "started"
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ResponseComplete:
     """The end of one model response: only yielded when the provider said the response was complete.
 
@@ -62,7 +75,7 @@ class ResponseComplete:
     thinking: tuple[dict[str, Any], ...] = ()
 
 
-StreamItem = Union[TextChunk, ThinkingChunk, ToolCallReady, ResponseComplete]
+StreamItem = Union[ResponseStarted, TextChunk, ThinkingChunk, ToolCallReady, ResponseComplete]
 
 STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "content_filter", "pause_turn")
 """Normalised stop reasons; any other reason a provider gives is carried through as it came."""
@@ -311,6 +324,8 @@ def interrupted_note(message: Message) -> str:
     """The note sent after an interrupted assistant message's text, saying why it stops there."""
     if message.get("stop_reason") == "incomplete":
         return "[cut off: the connection closed before the answer finished]"
+    if message.get("stop_reason") == "error":
+        return "[cut off: the provider failed before the answer finished]"
     return "[interrupted by the user]"
 
 

@@ -16,6 +16,7 @@ from core.providers.base import (
     ProviderError,
     SDKProvider,
     ResponseComplete,
+    ResponseStarted,
     StreamItem,
     TextChunk,
     ThinkingChunk,
@@ -184,10 +185,14 @@ class OpenAICompatibleProvider(SDKProvider):
         usage: dict[str, int] = {}
         try:
             stream = await self._open_stream({**self._request(messages, system_prompt, tools), "stream": True})
+            started = False
             async for chunk in stream:
                 chunk_usage = getattr(chunk, "usage", None)
                 if chunk_usage:
                     usage = openai_usage(chunk_usage).as_dict()
+                if not started:
+                    started = True
+                    yield ResponseStarted(usage=usage)
                 for choice in chunk.choices or []:
                     if (getattr(choice, "index", 0) or 0) != 0:
                         continue  # n > 1 is never asked for; only the first choice is the answer

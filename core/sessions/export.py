@@ -80,20 +80,26 @@ def render_markdown(source: LoadedSession | Sequence[Message], incidents: Sequen
     return "\n\n".join(part.rstrip() for part in parts) + "\n"
 
 
+RETRACTED_HEADING = "## User (not answered: the turn failed, and the message went back to the prompt)"
+"""A question whose turn failed before any answer: it left the conversation (a resend is a new message)."""
+
+
 def _incident(incident: Incident) -> str:
-    """An error, warning or interruption as a quoted line (a retracted question first)."""
+    """An error, warning or interruption as a quoted line (a retracted question first, heading its turn's incidents)."""
     kind = incident.get("kind")
     if kind == "interruption":
-        return "> _Interrupted._"
-    label = "Warning" if kind == "warning" else "Error"
-    text = f"> **{label}**: " + str(incident.get("message") or incident.get("reason") or "").replace("\n", "\n> ")
+        text = "> _Interrupted._"
+    else:
+        label = "Warning" if kind == "warning" else "Error"
+        text = f"> **{label}**: " + str(incident.get("message") or incident.get("reason") or "").replace("\n", "\n> ")
     if incident.get("query"):
-        text = f"## User (sent again later: the turn failed)\n\n{incident['query']}\n\n{text}"
+        text = f"{RETRACTED_HEADING}\n\n{incident['query']}\n\n{text}"
     return text
 
 
 _STOP_NOTES = {
     "incomplete": "cut off: the connection closed before the answer finished",
+    "error": "cut off: the provider failed mid-answer",
     "max_tokens": "stopped at the output limit",
     "refusal": "the model refused",
     "content_filter": "stopped by the content filter",
@@ -102,6 +108,9 @@ _STOP_NOTES = {
 
 def _assistant(message: Message, results: dict[Any, Message]) -> str:
     note = _STOP_NOTES.get(message.get("stop_reason") or "") or ("interrupted" if message.get("interrupted") else "")
+    error = message.get("error")
+    if note and isinstance(error, dict) and error.get("kind"):
+        note += f" ({error['kind']}; its error follows)"
     heading = f"## Assistant ({note})" if note else "## Assistant"
     lines = [heading]
     thinking = _thinking(message.get("thinking") or [])

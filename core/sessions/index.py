@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.sessions.fsutil import atomic_write
-from core.sessions.records import RETRACTED_SUFFIX, SIDECAR_SUFFIX, TRANSCRIPT_SUFFIX, USER_PREFIX, id_timestamp, one_line
+from core.sessions.records import NOTE_SUFFIX, RETRACTED_SUFFIX, SIDECAR_SUFFIX, TRANSCRIPT_SUFFIX, USER_PREFIX, id_timestamp, one_line
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +134,9 @@ def _scan(path: Path, entry: dict[str, Any]) -> None:
             if offset == 0:
                 _read_meta(complete[: complete.find(b"\n")], entry)
             lines = b"\n" + complete
-            # A question taken back after a failure with no answer is not a turn (it is sent again).
-            entry["turns"] += lines.count(b"\n" + USER_PREFIX) - lines.count(RETRACTED_SUFFIX)
+            # A question taken back after a failure with no answer is not a turn (it is sent again),
+            # nor is a note (/run output, a /task result): the numbering of core.turns.
+            entry["turns"] += lines.count(b"\n" + USER_PREFIX) - lines.count(RETRACTED_SUFFIX) - lines.count(NOTE_SUFFIX)
             if not entry["first_prompt"]:
                 at = lines.find(b"\n" + USER_PREFIX)
                 if at >= 0:

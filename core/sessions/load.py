@@ -19,6 +19,7 @@ from core.sessions.errors import SessionNotFound, SessionReadError, describe_os_
 from core.sessions.records import KINDS
 from core.sessions.session import Session
 from core.turn_context import attach
+from core.turns import derive_turns
 from core.types import Message
 
 log = logging.getLogger(__name__)
@@ -43,8 +44,11 @@ class LoadedSession:
         messages: The provider-neutral history (``core.types.Message``), repaired.
         context: The latest ``context`` record (``{"files": [{"path", "read_only"}], "ts"}``) or None.
         trace: The ``entry`` of every ``trace`` record, in order, each with its ``ts``.
-        records: Every valid record in order (to redraw the chat, with interruptions and errors).
-        usage: The usage of every response, ``{"turn", "model", "usage"}``, to restore the totals.
+        records: Every valid record in order (to redraw the chat, with interruptions and errors);
+            each ``user`` record that is a turn has its ``turn`` (stored, or derived for an
+            older transcript) and each ``assistant`` and ``usage`` record its turn's.
+        usage: The usage of every response, ``{"turn", "model", "usage"}``, to restore the totals
+            (``usage["reported"]`` False for a response that ended before its final report).
         incidents: The errors and interruptions, each at its place in ``messages`` (:data:`Incident`).
         warnings: What was skipped or repaired, as sentences to show the user.
     """
@@ -86,6 +90,7 @@ def load_session(source: Path | Session) -> LoadedSession:
     loaded.records = _parse(data, path, loaded.warnings)
     if loaded.records and loaded.records[0]["kind"] == "meta":
         loaded.meta = loaded.records[0]
+    derive_turns(loaded.records)
     for record in loaded.records:
         if record["kind"] == "context":
             loaded.context = record
@@ -93,9 +98,9 @@ def load_session(source: Path | Session) -> LoadedSession:
             entry = record["entry"]  # not copied: a long session has thousands (a copy each was ~2 MB at 1,000 turns)
             entry.setdefault("ts", record.get("ts"))
             loaded.trace.append(entry)
-        elif record["kind"] == "assistant" and isinstance(record.get("usage"), dict):
+        elif record["kind"] in ("assistant", "usage") and isinstance(record.get("usage"), dict):
             usage = record["usage"]
-            loaded.usage.append({"turn": usage.get("turn"), "model": usage.get("model"), "usage": usage})
+            loaded.usage.append({"turn": record.get("turn") or usage.get("turn"), "model": usage.get("model"), "usage": usage})
     loaded.messages = _history(loaded.records, loaded.warnings, loaded.incidents)
     for warning in loaded.warnings:
         log.warning("%s", warning)
@@ -181,6 +186,8 @@ def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list
         if kind == "user":
             close_open_calls()
             message = Message(role="user", content=record["content"], timestamp=last_ts)
+            if isinstance(record.get("turn"), int) and not record.get("note"):
+                message["turn"] = record["turn"]  # type: ignore[typeddict-unknown-key]
             parts = record.get("context_parts")
             if isinstance(parts, list) and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
                 attach(message, parts)
@@ -199,6 +206,8 @@ def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list
                 message["interrupted"] = True
             if isinstance(record.get("stop_reason"), str) and record["stop_reason"]:
                 message["stop_reason"] = record["stop_reason"]
+            if isinstance(record.get("error"), dict):
+                message["error"] = {k: str(v) for k, v in record["error"].items()}  # type: ignore[typeddict-unknown-key]
             thinking = [b for b in record.get("thinking") or [] if isinstance(b, dict) and isinstance(b.get("type"), str)]
             if thinking:
                 message["thinking"] = thinking

@@ -44,7 +44,8 @@ class SessionRecorder:
 
         - ``TurnStarted``: a ``user`` record (the query).
         - ``TextDelta``: nothing; the text is kept in case the turn is interrupted.
-        - ``AssistantMessage``: an ``assistant`` record with its tool calls.
+        - ``AssistantMessage``: an ``assistant`` record with its tool calls (and usage, error).
+        - ``ResponseAbandoned``: a ``usage`` record (what an early-ended response reported).
         - ``ToolCallStarted`` / ``ApprovalRequested`` / ``ApprovalRecorded``: a ``trace`` record.
         - ``ToolCallFinished``: a ``tool_result`` record and a ``trace`` record.
         - ``TurnFailed``: the partial assistant text (marked interrupted) if any, then an ``error`` record.
@@ -53,7 +54,7 @@ class SessionRecorder:
         match event:
             case ev.TurnStarted():
                 self._partial.clear()
-                return self._write(lambda: self.writer.user(event.query, event.context_parts))
+                return self._write(lambda: self.writer.user(event.query, event.context_parts, turn=event.turn))
             case ev.TextDelta():
                 self._partial.append(event.text)
                 return []
@@ -68,8 +69,11 @@ class SessionRecorder:
                         usage=event.usage,
                         stop_reason=event.stop_reason if event.stop_reason not in ("end_turn", "tool_use") else "",
                         thinking=event.thinking,
+                        error=event.error,
                     )
                 )
+            case ev.ResponseAbandoned():
+                return self._write(lambda: self.writer.usage(event.usage)) if event.usage else []
             case ev.ToolCallStarted():
                 self._running[event.call.id] = event.call
                 return self._write(lambda: self.writer.trace(ev.event_to_dict(event)))
@@ -110,7 +114,7 @@ class SessionRecorder:
 
     def user(self, content: str) -> list[ev.Warning]:
         """A user message that starts no turn (``/run`` output added to the conversation)."""
-        return self._write(lambda: self.writer.user(content))
+        return self._write(lambda: self.writer.user(content, note=True))
 
     def context(self, files: Iterable[str | Mapping[str, Any]]) -> list[ev.Warning]:
         """Record the file-context pane (call it whenever the pinned files change)."""

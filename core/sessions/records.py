@@ -4,13 +4,21 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
 
 - ``meta`` (first line): ``version``, ``id``, ``project_root``, ``created``,
   ``provider``, ``model`` and, for a fork, ``forked_from``.
-- ``user``: ``content`` and, when the turn added any, ``context_parts`` (picked
-  files, suggestions, time, mode instructions; see ``core.turn_context``).
+- ``user``: ``content``, ``turn`` (the user-turn number, :mod:`core.turns`) and, when the
+  turn added any, ``context_parts`` (picked files, suggestions, time, mode instructions;
+  see ``core.turn_context``). A note (``/run`` output, a ``/task`` result: not a turn)
+  has ``note: true`` and no ``turn``. Records written before ``turn`` was stored get it
+  derived on load (:func:`core.turns.derive_turns`).
 - ``assistant``: ``content``, ``tool_calls`` (``[{"id", "name", "parameters"}]``),
   ``interrupted`` and, when the provider reported it, ``usage`` (``input_tokens``,
-  ``output_tokens``, ``cache_write_tokens``, ``cache_read_tokens``, ``model``, ``turn``);
-  when present ``stop_reason`` (``max_tokens``, ``refusal``, ``incomplete``...) and
+  ``output_tokens``, ``cache_write_tokens``, ``cache_read_tokens``, ``model``, ``turn``;
+  ``reported: false`` when the response ended before the provider's final usage report,
+  so the figures are a lower bound); when present ``stop_reason`` (``max_tokens``,
+  ``refusal``, ``incomplete``, ``error``...), ``error`` (``{"kind", "message"}``: the
+  provider's error that cut the message, with ``stop_reason: "error"``) and
   ``thinking`` (reasoning blocks as received, signatures kept).
+- ``usage``: ``usage`` as above, of a response that ended early and left no message
+  (a retried attempt, a failure or Esc before any text).
 - ``tool_result``: ``tool_call_id``, ``name``, ``content``, ``is_error``,
   ``status``, ``duration``.
 - ``interruption``: ``reason``.
@@ -36,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_VERSION = 1
-KINDS = frozenset({"meta", "user", "assistant", "tool_result", "interruption", "error", "context", "trace"})
+KINDS = frozenset({"meta", "user", "assistant", "usage", "tool_result", "interruption", "error", "context", "trace"})
 PANE_KINDS = frozenset({"context", "trace"})
 """Records about the panes, not the conversation: a session holding only these has no
 message, so it is neither written to disk nor listed."""
@@ -51,6 +59,8 @@ USER_PREFIX = b'{"kind":"user"'
 # A retracted error record (its question went back to the prompt) ends with exactly these
 # bytes: ``retracted`` is its last field, and JSON escapes any quote inside the message.
 RETRACTED_SUFFIX = b',"retracted":true}\n'
+# A note (``/run`` output, a ``/task`` result: not a turn) ends with exactly these bytes.
+NOTE_SUFFIX = b',"note":true}\n'
 
 _ID_RE = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 _ID_PREFIX_RE = re.compile(r"^[0-9a-f-]{1,22}$")

@@ -101,6 +101,7 @@ NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "
 STOP_LABELS: dict[str, tuple[str, str]] = {
     "interrupted": ("■ interrupted", "interrupted"),
     "incomplete": ("■ incomplete: the connection closed before the answer finished", "incomplete"),
+    "error": ("■ cut off: the provider failed mid-answer (its error is below)", "incomplete"),
     "max_tokens": ("▲ output limit reached: the answer stops here · send /continue to have the model go on", "cut"),
     "refusal": ("⊘ refused: the model declined to answer this", "refused"),
     "content_filter": ("⊘ stopped by the provider's content filter", "refused"),

@@ -96,9 +96,11 @@ class StatusLine(Static):
             parts.append(("warning", Text(f"⚠ {fraction:.0%} of context", style="bold")))
         parts.append(("state", Text(self.state, style="italic")))
         usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
-        if usage.get("total_tokens"):
+        if usage.get("total_tokens") or usage.get("unreported"):
             spent = usage.get("cost") if usage.get("cost") is not None else usage.get("cost_partial")
-            parts.append(("spend", Text(f"Σ {format_tokens(int(usage['total_tokens']))}" + (f" {money(spent)}" if spent is not None else ""))))
+            least = "≥ " if usage.get("unreported") else ""  # a response ended before its usage report: a lower bound
+            tokens = format_tokens(int(usage.get("total_tokens") or 0))
+            parts.append(("spend", Text(f"Σ {tokens} {least}{money(spent)}" if spent is not None else f"Σ {least}{tokens}")))
         return parts
 
     def _render_line(self) -> None:
