@@ -125,20 +125,18 @@ def secret_entries(project_root: Path) -> tuple[list[str], list[str]]:
 
 
 def venv_prefixes(project_root: Path) -> list[str]:
-    """The base interpreters of the project's ``.venv`` / ``venv`` outside the system directories."""
-    found: list[str] = []
-    for name in (".venv", "venv"):
-        try:
-            lines = (project_root / name / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            key, _, value = line.partition("=")
-            if key.strip() == "home" and value.strip():
-                prefix = Path(value.strip()).parent
-                if not any(str(prefix).startswith(d + "/") or str(prefix) == d for d in SYSTEM_DIRS):
-                    found.append(str(prefix))
-    return found
+    """What the sandbox must show, read-only, for the project's Python to run (:mod:`core.sandbox.python_env`).
+
+    The base interpreters of the project's own environments (``.venv``, ``venv``) when
+    they live outside the system directories, and everything the interpreter the tests
+    run with needs (an active virtualenv or poetry's environment outside the project, a
+    pyenv or uv-managed install prefix): install prefixes only, never the home directory.
+    """
+    from core.sandbox.python_env import python_candidates, test_python
+
+    found = [m for c in python_candidates(project_root) if c.source in (".venv", "venv") for m in c.mounts]
+    chosen = test_python(project_root)
+    return list(dict.fromkeys(found + list(chosen.mounts if chosen else ())))
 
 
 def sandbox_path(project_root: Path, extra: Sequence[str] = ()) -> str:

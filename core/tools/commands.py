@@ -23,7 +23,7 @@ from core.sandbox import Limits, Preflight, RunResult, SandboxStatus, run_comman
 from core.sandbox.runner import OutputCallback
 from core.tools.live_output import emit
 from core.tools.secrets import redact
-from core.tools.testcmd import TestCommandError, resolve_test_command
+from core.tools.testcmd import TestCommandError, resolve_test_command, tests_not_run
 from core.trust import root_problem
 from core.types import TaskResult, error_result, ok_result
 
@@ -236,6 +236,8 @@ def describe(result: RunResult, *, tests: bool = False) -> TaskResult:
         ending = f"Stopped after {result.output_bytes:,} bytes of output (the limit); the process tree was killed."
     elif result.returncode == 0:
         ending = f"{'Tests passed' if tests else 'Exit status 0'} ({seconds})."
+    elif tests and (why := tests_not_run(result.argv, result.returncode, result.output)):
+        ending = f"Could not run the tests: {why} ({seconds})."
     else:
         code = result.returncode
         signal_note = f" (killed by signal {-code})" if code is not None and code < 0 else ""

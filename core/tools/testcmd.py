@@ -66,10 +66,50 @@ def _has_python_tests(root: Path) -> bool:
 
 
 def _python(root: Path) -> str:
-    for venv in (".venv", "venv"):
-        if (root / venv / "bin" / "python").exists():
-            return f"{venv}/bin/python"
-    return "python3"
+    """The interpreter with pytest that the user's shell would run (:mod:`core.sandbox.python_env`).
+
+    Raises:
+        TestCommandError: no interpreter found has pytest installed.
+    """
+    from core.sandbox.python_env import test_candidates
+
+    candidates = test_candidates(root)
+    found = next((c for c in candidates if c.has_pytest), None)
+    if found is None:
+        tried = "; ".join(f"{c.python} ({c.source})" for c in candidates) or "no Python interpreter at all"
+        raise TestCommandError(
+            f"Could not run the tests: pytest is not installed for any Python this project would use (tried: {tried}). "
+            "Install it in the project's virtualenv (python3 -m venv .venv && .venv/bin/pip install pytest), "
+            "or set test_command in the configuration (ASSISTANT_TUI_TEST_COMMAND)."
+        )
+    return found.python
+
+
+_NO_PYTEST = re.compile(r"(?m): No module named '?pytest'?\s*$")
+_PYTEST_NOT_RUN = {
+    3: "pytest stopped with an internal error (exit status 3)",
+    4: "pytest was given arguments it could not use (exit status 4)",
+    5: "pytest collected no tests (exit status 5)",
+}
+
+
+def tests_not_run(argv: list[str], returncode: int | None, output: str) -> str | None:
+    """Why a test command that ended with ``returncode`` never ran the tests; None when it did (pass or fail).
+
+    "No module named pytest", a program that is not there or cannot run (exit status 126
+    or 127), and pytest's own exit statuses for an internal error, a usage error and no
+    tests collected are not test failures: the user hears "could not run the tests".
+    """
+    if returncode in (None, 0):
+        return None
+    program = argv[0] if argv else "the test command"
+    if _NO_PYTEST.search(output[-4000:]):
+        return f"pytest is not installed for {program}"
+    if returncode in (126, 127):
+        return f"{program} was not found or could not be started (exit status {returncode})"
+    if "pytest" in argv[:3] or any(Path(a).name == "pytest" for a in argv[:1]):
+        return _PYTEST_NOT_RUN.get(returncode)
+    return None
 
 
 def _makefile_has_test(root: Path) -> bool:
