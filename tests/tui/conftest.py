@@ -264,6 +264,12 @@ async def settle(pilot: Any, until: Callable[[], bool] | None = None, timeout: f
     await pilot.pause()
 
 
+async def started(pilot: Any) -> None:
+    """Wait until start-up has attached the engine and opened the session (a resumed one redrawn), and that is on screen."""
+    await wait_for(pilot, lambda: pilot.app.startup.started.is_set(), what="start-up: the engine attached and the session opened")
+    await refreshed(pilot)
+
+
 async def send(pilot: Any, text: str) -> None:
     pilot.app.prompt.load_text(text)
     await pilot.press("enter")

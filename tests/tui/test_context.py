@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.fake_llm import FakeLLM, Reply
-from tests.tui.conftest import SIZE, finish_turn, send, wait_for
+from tests.tui.conftest import SIZE, finish_turn, refreshed, send, wait_for
 from tui.app import AssistantApp
 from tui.widgets.chat import NoteMessage
 
@@ -96,7 +96,8 @@ async def test_adding_past_the_budget_asks_first(project: Path) -> None:
         await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")
         assert "budget" in str(app.screen.query_one("#confirm-question").render())
         await pilot.press("n")
-        await pilot.pause()
+        await wait_for(pilot, lambda: type(app.screen).__name__ != "ConfirmScreen")
+        await refreshed(pilot)  # what "no" leads to is done
         assert picked(app) == []
         await send(pilot, "/add src/*.py")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen")

@@ -90,8 +90,7 @@ async def test_slash_completion(real_app: AssistantApp) -> None:
         await pilot.press("enter")  # Enter accepts the completion first…
         assert real_app.prompt.text == "/help "
         await pilot.press("enter")  # …and sends it the second time
-        await pilot.pause()
-        assert any("Keys and commands" in str(child.border_title) for child in real_app.chat.children)
+        await wait_for(pilot, lambda: any("Keys and commands" in str(child.border_title) for child in real_app.chat.children))
         await pilot.press("slash", "x")
         assert not menu.display
         await pilot.press("escape")
@@ -173,8 +172,7 @@ async def test_no_provider_still_works(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         assert app.query_one(".onboarding")
         await send(pilot, "hello?")
-        await pilot.pause()
-        assert any(note.kind == "error" and "No model provider" in note.body for note in widgets(app, NoteMessage))
+        await wait_for(pilot, lambda: any(note.kind == "error" and "No model provider" in note.body for note in widgets(app, NoteMessage)))
         assert app.prompt.text == "hello?"
         app.prompt.clear()
         await send(pilot, "/add src/*.py")
@@ -259,8 +257,8 @@ async def test_the_cli_app_loads_its_settings_and_builds_its_engine_after_the_fi
     app = make_app(None, load_settings=load_settings, project_root=real_settings.project_root, clock=FixedClock())
     assert app.handler is None and app.application is None
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert app.focused is app.prompt and not app.engine.configured
+        await wait_for(pilot, lambda: app.focused is app.prompt)  # the loader is held: the engine cannot be configured yet
+        assert not app.engine.configured
         assert app.status.provider == "starting…" and "tools 0 " in str(app.status.render())  # no made-up limit yet
         await pilot.press(*"are you there?", "enter")
         release.set()

@@ -16,7 +16,7 @@ from core import events as ev
 from core.config import Settings
 from core.types import ToolCall, ok_result
 from tests.fake_llm import FakeLLM, Reply, Tool
-from tests.tui.conftest import ECHO_SPEC, SIZE, TOUCH_SPEC, FixedClock, Gate, ScriptedHandler, finish_turn, send, text_reply, wait_for, widgets
+from tests.tui.conftest import ECHO_SPEC, SIZE, TOUCH_SPEC, FixedClock, Gate, ScriptedHandler, finish_turn, send, started, text_reply, wait_for, widgets
 from tui.app import AssistantApp, make_app
 from tui.widgets.chat import AssistantMessage, ThinkingBlock, ToolCallLine
 from tui.widgets.trace import ToolCallView, TurnHeader
@@ -172,7 +172,7 @@ async def test_resume_shows_the_wait_and_the_turns(project: Path, fake_llm: Fake
 
     second = make_app(settings, clock=FixedClock(), continue_session=True)
     async with second.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await started(pilot)
         touch_record, echo_record = second.trace.records.values()
         assert (touch_record.turn, echo_record.turn) == (1, 2)
         assert touch_record.waited == 4.1 and touch_record.duration == 1.6

@@ -7,7 +7,7 @@ from pathlib import Path
 from core import paths
 from core.config import Settings
 from tests.fake_llm import FakeLLM, Reply, Tool
-from tests.tui.conftest import ECHO_SPEC, SIZE, FixedClock, finish_turn, send, wait_for, widgets
+from tests.tui.conftest import ECHO_SPEC, SIZE, FixedClock, finish_turn, send, started, wait_for, widgets
 from tui.app import make_app
 from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine, UserMessage
 
@@ -33,7 +33,7 @@ async def test_resume_restores_chat_context_and_trace(project: Path, fake_llm: F
 
     second = make_app(settings, clock=FixedClock(), continue_session=True)
     async with second.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await started(pilot)
         assert second.application.session.id == session_id
         assert [m.text for m in widgets(second, UserMessage)] == ["shout abc"]
         assert [m.text for m in widgets(second, AssistantMessage)] == ["Let me check.", "It is ABC."]
@@ -59,8 +59,7 @@ async def test_new_sessions_and_export(project: Path, fake_llm: FakeLLM) -> None
         await send(pilot, "first session question")
         await finish_turn(pilot)
         await send(pilot, "/export notes/out.md")
-        await pilot.pause()
-        assert any("does not exist" in getattr(w, "body", "") for w in app.chat.children)
+        await wait_for(pilot, lambda: any("does not exist" in getattr(w, "body", "") for w in app.chat.children))
         await send(pilot, "/export out.md")
         await wait_for(pilot, lambda: (project / "out.md").exists())
         exported = (project / "out.md").read_text()
@@ -83,8 +82,7 @@ async def test_new_sessions_and_export(project: Path, fake_llm: FakeLLM) -> None
         assert [info.first_prompt for info in picker.sessions] == ["second session question", "first session question"]
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: app.application.session.id == old_id)
-        await pilot.pause()
-        assert [m.text for m in widgets(app, UserMessage)] == ["first session question"]
+        await wait_for(pilot, lambda: [m.text for m in widgets(app, UserMessage)] == ["first session question"], what="the switched-to session redrawn")
 
 
 async def test_sessions_without_a_message_are_neither_listed_nor_kept(project: Path, fake_llm: FakeLLM) -> None:
