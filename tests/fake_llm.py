@@ -109,6 +109,8 @@ class StreamError:
     after_chunks: int = 0
     error_type: str = "overloaded_error"
     message: str = "Overloaded"
+    input_tokens: int = 0
+    """Input tokens reported before the error (Anthropic's ``message_start``; the OpenAI side reports none)."""
 
 
 @dataclass
@@ -472,7 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, self._complete_body(api, model, item))
             return
         if isinstance(item, StreamError):
-            reply = Reply(text=item.text)
+            reply = Reply(text=item.text, input_tokens=item.input_tokens)
             events = list(self._events(api, model, reply, body))
             # message_start / role chunk + the requested number of text chunks
             head = 2 if api == "anthropic" else 1
