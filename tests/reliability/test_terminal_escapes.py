@@ -92,7 +92,7 @@ def screen_text(app: Any) -> str:
 
 
 async def test_tui_shows_escapes_and_markup_literally(fake_llm: FakeLLM, project: Path) -> None:
-    from tests.tui.conftest import FixedClock, finish_turn, send, wait_for
+    from tests.tui.conftest import FixedClock, finish_turn, refreshed, send, wait_for
     from tui.app import make_app
     from tui.screens.approval import ApprovalScreen
     from tui.widgets.trace import ToolCallView
@@ -111,13 +111,13 @@ async def test_tui_shows_escapes_and_markup_literally(fake_llm: FakeLLM, project
     async with app.run_test(size=(160, 60)) as pilot:
         await send(pilot, f"show me {MARKUP}")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.pause()
+        await refreshed(pilot)
         seen["approval"] = screen_text(app)
         await pilot.press("n")
         await finish_turn(pilot)
         for view in app.query(ToolCallView):
             view.expanded = True
-        await pilot.pause()
+        await refreshed(pilot)
         seen["chat and trace"] = screen_text(app)
         assert app.is_running
     rendered = "\n".join(seen.values())

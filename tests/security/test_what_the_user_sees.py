@@ -46,7 +46,7 @@ def screen_text(app: object) -> str:
 
 
 async def test_an_approval_shows_hidden_characters(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    from tests.tui.conftest import FixedClock, finish_turn, send, wait_for
+    from tests.tui.conftest import FixedClock, finish_turn, refreshed, send, wait_for
     from tui.app import make_app
     from tui.screens.approval import ApprovalScreen
 
@@ -64,7 +64,7 @@ async def test_an_approval_shows_hidden_characters(fake_llm: FakeLLM, tmp_path: 
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "tidy the notes")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await pilot.pause()
+        await refreshed(pilot)
         shown = screen_text(app)
         await pilot.press("n")
         await finish_turn(pilot)

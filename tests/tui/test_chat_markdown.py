@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.geometry import Offset
 from textual.selection import Selection
 
+from tests.tui.conftest import refreshed, wait_for
 from tui.widgets.markdown_code import CONTINUATION, FoldedCode, fold_line
 from tui.widgets.markdown_table import ChatMarkdown
 
@@ -66,7 +67,8 @@ async def test_long_code_lines_fold_and_inline_code_keeps_its_spaces() -> None:
     for width in (48, 120):
         app = MarkdownApp()
         async with app.run_test(size=(width, 40)) as pilot:
-            await pilot.pause()
+            await wait_for(pilot, lambda: any(line.strip() == "return 1" for line in screen_lines(app)), what="the answer rendered")
+            await refreshed(pilot)
             lines = screen_lines(app)
             code = [line.strip() for line in lines if line.strip().startswith(("x = ", CONTINUATION.strip()))]
             assert all(len(line) <= width for line in lines)

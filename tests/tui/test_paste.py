@@ -36,8 +36,9 @@ def test_help_lists_the_paste_keys(settings, project) -> None:
 
 
 async def paste(pilot, text: str) -> None:
+    before = pilot.app.prompt.text
     pilot.app.post_message(events.Paste(text))
-    await pilot.pause()
+    await wait_for(pilot, lambda: pilot.app.prompt.text != before, what="the paste in the prompt")
 
 
 def test_what_becomes_a_chip_and_what_it_says() -> None:

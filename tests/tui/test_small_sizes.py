@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.widgets._footer import FooterKey
 
 from core.config import Settings
-from tests.tui.conftest import FixedClock, ScriptedHandler, send, settle, wait_for
+from tests.tui.conftest import FixedClock, ScriptedHandler, refreshed, send, settle, wait_for
 from tui import wrap
 from tui.app import make_app
 from tui.widgets.chat import NoteMessage
@@ -124,7 +124,7 @@ async def test_onboarding_opens_at_its_top_and_a_sent_message_is_followed(projec
     app = make_app(Settings(project_root=project), handler=ScriptedHandler([], project_root=project), clock=FixedClock())
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: app.chat.max_scroll_y > 0)
-        await pilot.pause()
+        await refreshed(pilot, app.chat)  # the onboarding's scroll to its top (after a refresh) is done
         assert app.chat.scroll_y == 0
         await send(pilot, "hello")
         await wait_for(pilot, lambda: any("nothing was sent" in note.body for note in app.chat.query(NoteMessage)))
