@@ -13,6 +13,7 @@ from typing import Any
 
 from textual.app import App
 
+from tests.tui.conftest import refreshed
 from tui.widgets import chat
 from tui.widgets.chat import AssistantMessage
 
@@ -35,7 +36,8 @@ async def test_a_write_straight_after_another_never_seals_a_stale_height(monkeyp
             while message._body.busy or message._stream is not None and message._stream._pending:
                 await asyncio.sleep(0)  # the write is parsed and mounted, but no frame has been drawn since
         await message.finish()
-        await pilot.pause()
+        await refreshed(pilot, message)  # finish() seals after a refresh…
+        await refreshed(pilot, message)  # …and the sealed heights are laid out by the next one
         paragraph = message._body.children[0]
         needed = paragraph.get_content_height(paragraph.size, app.size, paragraph.size.width)
         assert paragraph.size.height >= needed, (paragraph.size.height, needed)
