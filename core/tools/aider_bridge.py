@@ -28,6 +28,7 @@ import contextlib
 import difflib
 import functools
 import io as _stdio
+import json
 import logging
 import os
 import sys
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence
 
 from core.config import Settings
-from core.tools.aider_child import BOOTSTRAP
+from core.tools.aider_child import BOOTSTRAP, REFUSALS_FILE
 from core.tools.aider_guard import WritePolicy, aider_state_dir, protected_reason
 from core.tools.aider_session import git_status, is_terminal, run_in_terminal
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
@@ -235,6 +236,22 @@ def refusals_note(refused: Mapping[str, str]) -> str:
         return ""
     lines = "\n".join(f"  {path}: {reason}" for path, reason in refused.items())
     return f"\n\naider was not allowed to write (its edits to these were dropped):\n{lines}"
+
+
+def read_refusals(path: Path) -> dict[str, str]:
+    """The refusals an interactive session recorded (:data:`core.tools.aider_child.REFUSALS_FILE`), by path."""
+    refused: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return refused
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            refused.setdefault(str(entry["path"]), str(entry["reason"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return refused
 
 
 def repository_git_environment(project_root: Path) -> dict[str, str | None]:
@@ -597,6 +614,8 @@ class AiderBridge:
             )
         before = {path: read_snapshot(path) for path in files}
         status_before = git_status(self.project_root)
+        refusals = aider_state_dir(self.project_root) / REFUSALS_FILE
+        refusals.unlink(missing_ok=True)
         command = self.interactive_command(query, files, read_only)
         env = child_environment(self.endpoint, self.settings.secrets(), self.project_root)
         log.info("starting interactive aider on %d file(s)", len(files))
@@ -606,12 +625,15 @@ class AiderBridge:
             return error_result(f"could not start aider: {exc}")
         edited, diff = diff_snapshots(before, self.project_root)
         others = sorted(set(git_status(self.project_root)) - set(status_before) - set(edited))
-        meta = {"edited_files": edited, "diff": diff, "other_changed_files": others, "exit_code": code}
+        refused = read_refusals(refusals)
+        meta = {"edited_files": edited, "diff": diff, "other_changed_files": others, "exit_code": code,
+                "refused_files": refused}
+        note = refusals_note(refused)
         if edited or others:
             text = _summarise(edited, diff, "the aider session") if edited else "the aider session left the given files alone."
             if others:
                 text += f"\nOther files changed during the session: {', '.join(others)}"
-            return ok_result(text, **meta)
+            return ok_result(text + note, **meta)
         if code not in (0, 130):
-            return error_result(f"aider exited with status {code} and changed nothing", **meta)
-        return ok_result("the aider session ended without changing any files", **meta)
+            return error_result(f"aider exited with status {code} and changed nothing" + note, **meta)
+        return ok_result("the aider session ended without changing any files" + note, **meta)

@@ -12,15 +12,18 @@ Started by :meth:`core.tools.aider_bridge.AiderBridge.interactive_command` as
 - aider never creates a repository nor writes an identity into ``.git/config``;
 - no file that :class:`core.tools.aider_guard.WritePolicy` protects is written
   (``Coder.allowed_to_edit`` says no before aider asks; ``InputOutput.write_text`` refuses
-  as a last resort), whatever the model's edit names or the user added to the chat;
+  as a last resort), whatever the model's edit names or the user added to the chat; each
+  refusal is recorded in ``STATE_DIR/refused.jsonl`` for the session's result;
 - the repository map's tag cache goes to ``STATE_DIR`` (the history files are given
   there on the command line);
-- aider's first prompt is answered with ``QUERY``, and the process takes the terminal's
+- aider's first prompt is answered with ``QUERY``, sent as text (never an aider command such
+  as ``/run``: the query may come from the model), and the process takes the terminal's
   foreground so Ctrl-C reaches aider rather than the app that started it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -29,6 +32,8 @@ from typing import Any, Sequence
 
 BOOTSTRAP = "import sys; sys.path.insert(0, sys.argv.pop(1)); from core.tools.aider_child import run; run()"
 """The ``-c`` program: the app's own package directory first, then :func:`run`."""
+REFUSALS_FILE = "refused.jsonl"
+"""In the state directory: one JSON object (``path``, ``reason``) per write aider was refused."""
 
 
 def _take_terminal() -> None:
@@ -80,16 +85,21 @@ def neutralise_project_configuration(project_root: Path, state_dir: Path) -> Non
     allowed_to_edit = Coder.allowed_to_edit
     write_text = InputOutput.write_text
 
-    def guarded_allowed_to_edit(self: Any, path: str) -> Any:
-        reason = policy.refusal(Path(self.root) / path)
+    def refused(path: Path, shown: str) -> str | None:
+        reason = policy.refusal(path)
         if reason:
+            with open(state_dir / REFUSALS_FILE, "a", encoding="utf-8") as record:
+                record.write(json.dumps({"path": shown, "reason": reason}) + "\n")
+        return reason
+
+    def guarded_allowed_to_edit(self: Any, path: str) -> Any:
+        if reason := refused(Path(self.root) / path, path):
             self.io.tool_error(f"Not editing {path}: {reason}; assistant-tui does not let aider write it.")
             return False
         return allowed_to_edit(self, path)
 
     def guarded_write_text(self: Any, filename: Any, content: str, *args: Any, **kwargs: Any) -> Any:
-        reason = policy.refusal(filename)
-        if reason:
+        if reason := refused(Path(filename), str(filename)):
             self.tool_error(f"Not writing {filename}: {reason}; assistant-tui does not let aider write it.")
             return None
         return write_text(self, filename, content, *args, **kwargs)
@@ -99,9 +109,23 @@ def neutralise_project_configuration(project_root: Path, state_dir: Path) -> Non
 
 
 def _seed_first_prompt(seed: str) -> None:
+    """Answer aider's first prompt with ``seed``, sent as a message: never run as a command (``/run``, ``!``)."""
+    from aider.coders import Coder
     from aider.io import InputOutput
 
     ask = InputOutput.get_input
+    preproc = Coder.preproc_user_input
+    pending = [seed]
+
+    def preproc_seed_as_text(self: Any, inp: str) -> Any:
+        if pending and inp == pending[0]:
+            pending.clear()
+            if self.commands.is_command(inp):
+                self.io.tool_warning("The first message is sent to the model as text, not run as an aider command.")
+                return inp
+        return preproc(self, inp)
+
+    Coder.preproc_user_input = preproc_seed_as_text
 
     def first_input(self: Any, *args: Any, **kwargs: Any) -> str:
         InputOutput.get_input = ask

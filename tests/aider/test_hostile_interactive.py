@@ -102,6 +102,8 @@ def test_interactive_aider_never_writes_protected_files_even_when_the_user_says_
     assert b".gitignore" not in terminal.output  # aider's .gitignore question was not asked
     result: TaskResult = json.loads(out.read_text())
     assert result["metadata"]["other_changed_files"] == []
+    assert set(result["metadata"]["refused_files"]) == {".git/config", ".mcp.json", ".aider.conf.yml"}
+    assert ".git/config: git's own files" in result["content"]
 
 
 def test_interactive_aider_imports_nothing_from_the_project(
@@ -112,10 +114,33 @@ def test_interactive_aider_imports_nothing_from_the_project(
     for name in ("signal.py", "runpy.py", "json.py", "aider/__init__.py", "core/__init__.py", "litellm/__init__.py"):
         (git_repo / name).parent.mkdir(exist_ok=True)
         (git_repo / name).write_text(planted)
-    terminal, out = start(aider_settings, tmp_path, "/exit", ["calc.py"])  # aider starts, then leaves at once
-    code = terminal.close(timeout=60)
+    fake_llm.script(Reply(text="Nothing to change."))
+    terminal, out = start(aider_settings, tmp_path, "Hello", ["calc.py"])
+    try:
+        shown = terminal.wait_for(b"Nothing to change.")
+        terminal.wait_for(b"> ", since=shown)
+        terminal.type(b"/exit\r")
+    finally:
+        code = terminal.close()
     assert not canary.exists(), canary.read_text()
     assert code == 0, terminal.screen[-2000:]
-    assert b"Aider v" in terminal.output  # the real aider ran
     assert json.loads(out.read_text())["status"] == "success"
     assert (git_repo / "calc.py").read_text() == CALC
+
+
+def test_the_query_is_sent_as_text_never_run_as_an_aider_command(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    canary = tmp_path / "ran"
+    query = f"/run touch {canary}"  # what a model steered by a README might ask aiderInteractive to do
+    fake_llm.script(Reply(text="I will not run commands."))
+    terminal, out = start(aider_settings, tmp_path, query, ["calc.py"])
+    try:
+        wait = terminal.wait_for(b"I will not run commands.", timeout=30)
+        terminal.wait_for(b"> ", since=wait)
+        terminal.type(b"/exit\r")
+    finally:
+        code = terminal.close()
+    assert not canary.exists()
+    assert code == 0, terminal.screen[-2000:]
+    assert query in fake_llm.requests[0].last_user_text()  # the model got it as a message

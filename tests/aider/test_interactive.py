@@ -147,7 +147,7 @@ def test_real_session_in_a_terminal_survives_ctrl_c_and_reports_the_edit(
     assert len(fake_llm.requests) == 2 and "Add type hints" in fake_llm.requests[0].last_user_text()
     assert fake_llm.requests[0].headers.get("authorization") == "Bearer sk-test-not-a-real-key"
     # aider asked nothing about .gitignore and left no file of its own in the project: its history is in the state dir
-    assert b".gitignore" not in terminal.output
+    assert b".gitignore" not in terminal.output and b"(Y)es/(N)o" not in terminal.output  # nothing asked
     assert result["metadata"]["other_changed_files"] == []
     assert not [p.name for p in git_repo.iterdir() if p.name.startswith(".aider")]
     assert "Add type hints" in (aider_state_dir(git_repo) / "chat.history.md").read_text()
