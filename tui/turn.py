@@ -15,6 +15,7 @@ from core.types import Decision, ToolCall
 from tui import runtime
 from tui.format import truncate_lines
 from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine
+from tui.widgets.status import STREAMING, THINKING, WAITING
 
 if TYPE_CHECKING:
     from tui.widgets.chat import ChatView
@@ -107,18 +108,18 @@ class TurnRenderer:
                 number = turn or self._user_turn()
                 self.trace.begin_turn(number, self.query)
                 self.status.update_metrics({"user_turns": number, "tool_calls_this_turn": 0})
-                self.status.set_state("thinking…")
+                self.status.set_state(WAITING)
                 self.view.post(self.FilesSuggested(list(files)))
             case ev.ThinkingDelta(text=text):
                 if self.thinking is None:
                     self.thinking = ThinkingBlock()
                     await self.chat.add(self.thinking)
                 self.thinking.append(text)
-                self.status.set_state("thinking…")
+                self.status.set_state(THINKING)
             case ev.TextDelta(text=text):
                 self.answered = True
                 self._close_thinking()
-                self.status.set_state("streaming…")
+                self.status.set_state(STREAMING)
                 await (await self._message()).append(text)
             case ev.AssistantMessage(content=content, interrupted=interrupted, stop_reason=stop_reason):
                 if self.current is None and (content or stop_reason not in NORMAL_STOPS):
@@ -142,7 +143,7 @@ class TurnRenderer:
                 line = await self._line(call)
                 line.set_status(status, duration, waited)
                 await self.trace.finished(call, status, result, duration, metadata, waited=waited)
-                self.status.set_state("thinking…")
+                self.status.set_state(WAITING)  # the result goes back to the model (the next call, if any, says so)
                 await self._show_edits(call.name, metadata if isinstance(metadata, dict) else {})
             case ev.ApprovalRequested(call=call):
                 await self.trace.pending(call)
@@ -153,6 +154,8 @@ class TurnRenderer:
                 if decision is not Decision.DENY:
                     (await self._line(call)).set_status("running")
                     self.status.set_state(f"running {call.name}…")
+                else:
+                    self.status.set_state(WAITING)  # the refusal goes back to the model
             case ev.Warning(code=code, message=message):
                 await self.chat.add(NoteMessage(message, kind="warning", title=_WARNING_TITLES.get(code, "Warning")))
             case ev.MetricsUpdated(metrics=metrics):

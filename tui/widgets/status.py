@@ -13,11 +13,21 @@ from tui.format import CONTEXT_KEYS, context_figure, format_tokens
 
 METER_CELLS = 8
 WARN_AT = 0.8
-DROP_ORDER = ("turn", "tools", "spend", "meter", "warning")
+DROP_ORDER = ("vendor", "meter", "spend", "warning", "turn", "tools")
 """What the status line leaves out, first to last, when the terminal is too narrow for all of it.
 
-Model, context figures and state stay: they are what a glance at the line is for.
+"vendor" is the provider's prefix of the model's name (``anthropic:``). The tool-call counter
+goes last: during a tool loop it is what the line is watched for (at 80 columns it stays, with
+the turn, while a cost is shown). The warning's colour stays when its words go. Model, context
+figures and state always stay: they are what a glance at the line is for.
 """
+
+READY = "ready"
+WAITING = "waiting for the model…"
+"""A request is out and nothing has come back yet (before the first token, after each tool result)."""
+THINKING = "thinking…"
+"""The model is sending its thinking (extended thinking), not yet its answer."""
+STREAMING = "streaming…"
 
 
 MODEL_CELLS = 12
@@ -55,7 +65,7 @@ class StatusLine(Static):
             "estimated_tokens": 0,
             "context_window": context_window,
         }
-        self.state = "ready"
+        self.state = READY
         self._line: Text | None = None
 
     def on_mount(self) -> None:
@@ -70,7 +80,8 @@ class StatusLine(Static):
             self.post_message(self.ContextChanged(figure))
 
     def set_state(self, state: str) -> None:
-        """What the app is doing: ``ready``, ``thinking…``, ``running tool`` … (called per streamed delta: free when unchanged)."""
+        """What the app is doing: :data:`READY`, :data:`WAITING`, :data:`THINKING`, :data:`STREAMING`,
+        ``running readFile…``, … (called per streamed delta: free when unchanged)."""
         if state != self.state:
             self.state = state
             self._render_line()
@@ -116,19 +127,22 @@ class StatusLine(Static):
 def fit_line(parts: list[tuple[str, Text]], width: int) -> Text:
     """The status line from its named parts, fitted to ``width`` cells (0: unknown, all parts).
 
-    Parts are left out in :data:`DROP_ORDER`; if model, context and state are still too
-    wide, the provider's name goes (``claude-sonnet-4-5``), then the model's name is cut.
+    Parts are left out in :data:`DROP_ORDER` (first the provider's prefix: ``claude-sonnet-4-5``);
+    if model, context and state are still too wide, the model's name is cut.
     """
     dropped = iter(DROP_ORDER)
     while width and _joined_length(parts) > width:
         name = next(dropped, None)
         if name is None:
-            provider = parts[0][1]
-            model = Text(provider.plain.rpartition(":")[2], style=provider.style)
+            model = parts[0][1].copy()
             parts = [("provider", model), *parts[1:]]
             keep = min(model.cell_len, MODEL_CELLS)  # the model stays recognisable; a long state is cut at its end instead
             model.truncate(max(keep, model.cell_len - max(0, _joined_length(parts) - width)), overflow="ellipsis")
             break
+        if name == "vendor":
+            provider = parts[0][1]
+            parts = [("provider", Text(provider.plain.rpartition(":")[2], style=provider.style)), *parts[1:]]
+            continue
         parts = [(key, text) for key, text in parts if key != name]
     line = _join(parts)
     if width and line.cell_len > width:
