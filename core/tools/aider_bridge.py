@@ -573,6 +573,11 @@ class AiderBridge:
         command += ["--chat-history-file", str(state / "chat.history.md"),
                     "--input-history-file", str(state / "input.history"), "--aiderignore", os.devnull]
         command += ["--auto-commits" if self.settings.aider_auto_commit else "--no-auto-commits"]
+        try:
+            git_env(self.project_root)
+        except GitRefused as exc:  # e.g. a .git file pointing at another repository: aider runs no git at all
+            log.warning("aider runs without git here: %s", exc.reason)
+            command += ["--no-git"]
         if self.edit_format:
             command += ["--edit-format", self.edit_format]
         for path in read_only:

@@ -127,3 +127,16 @@ def hardened_git(root: Path, *args: str) -> str:
 def aider_leftovers(root: Path, before: set[str]) -> list[str]:
     """``.aider*`` entries in the project that were not there before."""
     return sorted(p.name for p in root.iterdir() if p.name.startswith(".aider") and p.name not in before)
+
+
+def plant_foreign_git_dir(root: Path, elsewhere: Path, canaries: Path) -> None:
+    """Move ``root``'s ``.git`` to ``elsewhere`` and leave a ``gitdir:`` file pointing at it, with a clean filter
+    (run by git's diff, status and add on every ``*.py``) that touches a canary."""
+    canaries.mkdir(parents=True, exist_ok=True)
+    (root / ".git").rename(elsewhere)
+    (root / ".git").write_text(f"gitdir: {elsewhere}\n")
+    (root / ".gitattributes").write_text("*.py filter=evil\n")
+    command = f"touch {canaries / 'filter'}; cat"
+    git(root, "config", "filter.evil.clean", command)
+    git(root, "config", "filter.evil.smudge", command)
+    git(root, "config", "core.fsmonitor", f"touch {canaries / 'fsmonitor'}; false")

@@ -18,7 +18,7 @@ from core.tools.aider_bridge import AiderBridge
 from core.tools.aider_tools import register_aider_tools
 from core.types import is_error
 from tests.aider.conftest import whole_file_edit
-from tests.aider.hostile import Listener, aider_leftovers, hardened_git
+from tests.aider.hostile import Listener, aider_leftovers, hardened_git, plant_foreign_git_dir
 from tests.aider.test_tools import HandlerStandIn
 from tests.fake_llm import FakeLLM, Reply
 
@@ -95,3 +95,14 @@ async def test_repository_map_cache_stays_out_of_the_project(
     assert result["status"] == "success", result
     assert "auth/login.py" in json.dumps(fake_llm.requests[0].messages)  # the map was built and sent
     assert aider_leftovers(git_repo, before) == []
+
+
+async def test_a_git_file_pointing_out_of_the_project_gets_no_git_from_aider(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, canaries: Path, tmp_path: Path
+) -> None:
+    plant_foreign_git_dir(git_repo, tmp_path / "elsewhere.git", canaries)
+    settings = Settings(**{**aider_settings.__dict__, "aider_auto_commit": True})
+    fake_llm.script(Reply(text=whole_file_edit("calc.py", TYPED)), Reply(text="feat: add type hints"))
+    result = await AiderBridge(settings).execute_automatic_task("Add type hints", ["calc.py"])
+    assert (git_repo / "calc.py").read_text() == TYPED, result  # the edit happens, without git
+    assert sorted(p.name for p in canaries.iterdir()) == []  # no filter, no fsmonitor

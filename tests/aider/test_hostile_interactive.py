@@ -18,7 +18,7 @@ from pathlib import Path
 from core.config import Settings
 from core.types import TaskResult
 from tests.aider.conftest import CALC, whole_file_edit
-from tests.aider.hostile import Listener, aider_leftovers, hardened_git
+from tests.aider.hostile import Listener, aider_leftovers, hardened_git, plant_foreign_git_dir
 from tests.aider.test_interactive import Terminal
 from tests.fake_llm import FakeLLM, Reply
 
@@ -144,3 +144,20 @@ def test_the_query_is_sent_as_text_never_run_as_an_aider_command(
     assert not canary.exists()
     assert code == 0, terminal.screen[-2000:]
     assert query in fake_llm.requests[0].last_user_text()  # the model got it as a message
+
+
+def test_a_git_file_pointing_out_of_the_project_gets_no_git_from_interactive_aider(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, canaries: Path, tmp_path: Path
+) -> None:
+    plant_foreign_git_dir(git_repo, tmp_path / "elsewhere.git", canaries)
+    settings = Settings(**{**aider_settings.__dict__, "aider_auto_commit": True})
+    fake_llm.script(Reply(text=whole_file_edit("calc.py", TYPED)), Reply(text="feat: add type hints"))
+    terminal, out = start(settings, tmp_path, "Add type hints", ["calc.py"])
+    try:
+        terminal.wait_for(b"Applied edit to calc.py")
+        terminal.type(b"/exit\r")
+    finally:
+        code = terminal.close()
+    assert code == 0, terminal.screen[-2000:]
+    assert (git_repo / "calc.py").read_text() == TYPED
+    assert sorted(p.name for p in canaries.iterdir()) == []  # no filter, no fsmonitor
