@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field
@@ -68,6 +69,37 @@ def _git_configs(git_dir: str) -> list[str]:
                     if os.path.isfile(os.path.join(entry.path, name)):
                         found.append(os.path.join(entry.path, name))
                 stack.append((os.path.join(entry.path, "modules"), depth + 1))
+    return found
+
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]')
+_PATH_KEY = re.compile(r"^\s*(hookspath|path)\s*=\s*(.*?)\s*$", re.I)
+
+
+def _git_referenced(config: str, worktree: str, git_dir: str) -> list[str]:
+    """Paths a git config makes git read or run from the working tree: ``core.hooksPath`` (husky's
+    ``.husky``), and ``include.path`` / ``includeIf.*.path`` files."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(256 * 1024).splitlines()
+    except OSError:
+        return []
+    found: list[str] = []
+    section = ""
+    for line in lines:
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1).lower()
+            continue
+        match = _PATH_KEY.match(line)
+        if not match:
+            continue
+        key, value = match.group(1).lower(), match.group(2).strip('"')
+        if (key == "hookspath" and section == "core") or (key == "path" and section in ("include", "includeif")):
+            if value.startswith("~"):
+                continue  # the home directory is not in the sandbox
+            base = worktree if key == "hookspath" else git_dir  # includes are relative to the config file
+            found.append(os.path.realpath(os.path.join(base, value)))
     return found
 
 
@@ -145,6 +177,11 @@ def scan_project(root: Path, visible: tuple[str, ...] = ()) -> ProjectScan:
                         log.warning("the sandbox's scan of %s for private keys ran out of time (%.1f s): the rest "
                                     "of the files are judged by name only", root, CONTENT_BUDGET)
     _follow_links(scan, links, top, visible)
+    for config in scan.git_configs:
+        git_dir = os.path.dirname(config)
+        for path in _git_referenced(config, os.path.dirname(git_dir), git_dir):
+            if _inside(path, top) and os.path.exists(path) and path not in scan.protected:
+                (scan.protected_dirs if os.path.isdir(path) else scan.protected_files).append(path)
     return scan
 
 

@@ -130,3 +130,21 @@ async def test_the_apps_configuration_is_not_in_the_sandbox(sandbox, plain, isol
                              f"ls {isolated_env}; echo finished")
     assert "finished" in result.output and "config.toml" not in result.output
     assert (paths.config_dir() / "trusted_projects").read_text() == "/\n"
+
+
+async def test_hooks_and_config_files_the_git_config_points_into_the_tree_are_protected(sandbox, tmp_path):
+    """husky's ``core.hooksPath = .husky`` and an ``include.path`` into the tree: git runs and reads them outside."""
+    root = tmp_path / "husky"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True)
+    (root / ".husky").mkdir()
+    (root / ".husky" / "pre-commit").write_text("npm test\n")
+    (root / "team.gitconfig").write_text("[alias]\n\tst = status\n")
+    subprocess.run(["git", "-C", str(root), "config", "core.hooksPath", ".husky"], check=True)
+    subprocess.run(["git", "-C", str(root), "config", "include.path", "../team.gitconfig"], check=True)
+    root = root.resolve()
+    before = tree(root)
+    result = await sandboxed(sandbox, root, "echo 'touch PWNED' >> .husky/pre-commit; echo x > .husky/post-checkout; "
+                             "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> team.gitconfig; echo finished")
+    assert "finished" in result.output
+    assert tree(root) == before
