@@ -20,5 +20,6 @@ BENCHMARKS: tuple[str, ...] = (
     "policy",
     "cost",
     "sandbox",
+    "findsandbox",
 )
 """Benchmark modules (``benchmarks.<name>``), in the order they run and are reported."""

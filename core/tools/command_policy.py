@@ -14,13 +14,19 @@ written for the model. Three kinds of refusal:
   (``find -exec``, ``rg --pre``, ``sort -o``, ``git -c``...), symlink following,
   and paths outside the project root or naming secret files, also when they sit
   inside an argument (``-d@.env``, ``name=<.env``, ``if=.env``, ``HEAD:.env``).
-- Anything else that is not a read-only file-finding command is *planned* with
-  :class:`Approval` entries: the caller asks the user (or applies the approval
-  mode) before running it.
+- Programs not on the allowlist (:data:`core.tools.program_rules.ALLOWED_PROGRAMS`)
+  are ``FORBIDDEN`` too: this tool finds and reads files, nothing else, so no approval
+  or ``--yes`` runs ``touch``, ``capsh``, ``vim.basic`` or a versioned interpreter.
+- What is allowlisted but not plain file finding (git's read-only subcommands,
+  a filter after ``|`` given files of its own) is *planned* with :class:`Approval`
+  entries: the caller asks the user (or applies the approval mode) before running it.
 
-The allowlist: ``find``, ``ls``, ``git ls-files``, ``git grep -l``, ``grep -l``,
-``rg --files``/``rg -l``, ``fd``/``fdfind``; after a ``|`` also the filters
-``head``, ``tail``, ``sort``, ``uniq``, ``wc`` and ``grep``.
+The allowlist: ``find``, ``ls``, ``git ls-files``, ``git grep``, ``grep``, ``rg``,
+``fd``/``fdfind``, the viewers ``cat``, ``head``, ``tail``, ``wc``, ``nl``, ``file``,
+``stat``; after a ``|`` also the filters ``head``, ``tail``, ``sort``, ``uniq``,
+``wc`` and ``grep``; with approval, git's read-only subcommands
+(:data:`core.tools.program_rules.GIT_READ_ONLY`). Each program's options are an
+allowlist too (:mod:`core.tools.program_options`).
 """
 
 from __future__ import annotations
@@ -40,7 +46,13 @@ from core.tools.command_syntax import (
 from core.tools.git_policy import plan_git
 from core.tools.paths_guard import PathRefused, resolve_in_root
 from core.tools.program_options import FD, FILTERS, GREP, GREP_LISTING, LS, RG, RG_LISTING, VIEWERS
-from core.tools.program_rules import LAUNCHERS, SHELLS, git_refusal, program_refusal  # noqa: F401 - re-exported
+from core.tools.program_rules import (  # noqa: F401 - LAUNCHERS, SHELLS re-exported
+    LAUNCHERS,
+    SHELLS,
+    allowlist_refusal,
+    git_refusal,
+    program_refusal,
+)
 from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, contains_private_key, is_secret_path
 
 SOURCES = ("find", "ls", "git ls-files", "git grep", "grep -r", "rg", "fd", "cat", "head", "tail", "wc", "nl",
@@ -49,7 +61,6 @@ SOURCES = ("find", "ls", "git ls-files", "git grep", "grep -r", "rg", "fd", "cat
 _SYMLINK = "follows symbolic links, which may lead outside the project"
 _RUNS = "runs other programs"
 _WRITES = "writes files"
-_PS_ENV = "prints the environment of processes, which holds credentials"
 
 
 @dataclass(frozen=True)
@@ -280,16 +291,6 @@ def _viewer(program: str, args: list[str], stage: _Stage) -> list[str]:
     return [program, *args]
 
 
-def _ps(args: list[str], stage: _Stage) -> list[str]:
-    """ps, but never with the environment of processes (BSD ``e``, ``-E``, formats naming env)."""
-    for arg in args:
-        if "env" in arg.lower() or (not arg.startswith("-") and "e" in arg) or (
-            arg.startswith("-") and not arg.startswith("--") and "E" in arg
-        ):
-            raise refuse_option("ps", arg, _PS_ENV)
-    return _other("ps", args, stage)
-
-
 _MARKER = re.compile(r"[=@<:]")
 _MAX_CANDIDATES = 512
 _MAX_CANDIDATE_CHARS = 32 * 1024  # bounds the lookups (one lstat per path component) on the event loop
@@ -354,10 +355,10 @@ def _check_every_word(args: list[str], stage: _Stage) -> None:
                 raise _forbidden(f"In the argument {shown!r}: {exc.reason}") from None
 
 
-def _other(program: str, args: list[str], stage: _Stage) -> list[str]:
+def _not_allowed(program: str, args: list[str], stage: _Stage) -> CommandRefused:
+    """The refusal of a program off the allowlist (naming a secret file first, when an argument holds one)."""
     _check_every_word(args, stage)
-    stage.ask(program, f"{program!r} is not one of the read-only file-finding programs ({', '.join(SOURCES)}).")
-    return [program, *args]
+    return _forbidden(allowlist_refusal(program) or f"{program} is not allowed here.")
 
 
 def _plan_stage(words: list[str], stage: _Stage) -> list[str]:
@@ -367,6 +368,8 @@ def _plan_stage(words: list[str], stage: _Stage) -> list[str]:
     refusal = program_refusal(program)
     if refusal:
         raise _forbidden(refusal)
+    if allowlist_refusal(program):
+        raise _not_allowed(program, args, stage)
     if program == "find":
         return _find(args, stage)
     if program == "ls":
@@ -379,9 +382,7 @@ def _plan_stage(words: list[str], stage: _Stage) -> list[str]:
         return _rg(program, args, stage) if program == "rg" else _fd(program, args, stage)
     if program in VIEWERS:
         return _viewer(program, args, stage)
-    if program == "ps":
-        return _ps(args, stage)
-    return _other(program, args, stage)
+    raise _not_allowed(program, args, stage)
 
 
 def plan_command(command: str, project_root: Path) -> CommandPlan:

@@ -8,7 +8,10 @@
   (a man viewer), network subcommands and transports (``ext::``, ``ssh://``,
   ``archive --remote``, ``hook run``) are refused whatever the approval.
 - ``git ls-files`` and ``git grep`` are allowlisted with an explicit list of options
-  (:mod:`core.tools.program_options`); everything else needs approval.
+  (:mod:`core.tools.program_options`); git's read-only subcommands
+  (:data:`core.tools.program_rules.GIT_READ_ONLY`; ``branch`` only to list) need
+  approval; every other subcommand (``commit``, ``checkout``, ``stash``...) is refused:
+  this tool changes nothing.
 - Diff-producing subcommands get ``--no-ext-diff --no-textconv``; every git runs
   with :func:`core.gitutil.git_env` (no repository-named program).
 """
@@ -23,7 +26,7 @@ from typing import Protocol
 from core.gitutil import BUILTINS, GIT_HARDENING
 from core.tools.command_syntax import CommandRefused, ParsedArgs, RefusalKind, parse_options, refuse_option
 from core.tools.program_options import GIT_GREP, GIT_GREP_LISTING, GIT_LS_FILES, RUNS, WRITES
-from core.tools.program_rules import git_refusal
+from core.tools.program_rules import GIT_READ_ONLY, RUN_ELSEWHERE, git_refusal
 from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS
 
 SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
@@ -179,6 +182,12 @@ def plan_git(args: list[str], stage: Stage) -> list[str]:
     if sub not in BUILTINS:
         raise _forbidden(f"git {sub[:40]} is not one of git's own subcommands; it would run an alias or a git-* "
                          f"program, which is never done here. {SOURCES_HINT}")
+    if sub not in GIT_READ_ONLY and sub not in ("ls-files", "grep"):
+        raise _forbidden(f"git {sub} is not run by this read-only tool, whatever the approval mode: it can change "
+                         f"the repository or the files. The git subcommands it runs: ls-files, grep, and with "
+                         f"approval {', '.join(sorted(GIT_READ_ONLY))}. {RUN_ELSEWHERE}")
+    if sub == "branch":
+        _only_listing_branches(rest)
     if sub == "ls-files":
         parsed = parse_options("git ls-files", rest, GIT_LS_FILES)
         for value in parsed.values("-X", "--exclude-from", "--exclude-per-directory"):
@@ -199,6 +208,24 @@ def plan_git(args: list[str], stage: Stage) -> list[str]:
         stage.ask(f"git {sub}", f"git {sub} is not one of the read-only file-finding commands (git ls-files, "
                   "git grep).")
     return ["git", *GIT_HARDENING, *args[:i], sub, *rest]
+
+
+_BRANCH_LISTING = frozenset({"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "-l",
+                             "--list", "--no-color", "--no-column", "--contains", "--no-contains", "--merged",
+                             "--no-merged", "--points-at", "-i", "--ignore-case"})
+
+
+def _only_listing_branches(rest: list[str]) -> None:
+    """``git branch`` may list branches, never create, rename or delete them."""
+    listing = any(arg in ("-l", "--list") for arg in rest)
+    takes_value = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format")
+    for k, arg in enumerate(rest):
+        name = arg.partition("=")[0]
+        if name.startswith("-") and name not in _BRANCH_LISTING and name not in takes_value:
+            raise refuse_option("git branch", name, "changes branches (only listing them is allowed here)")
+        if not name.startswith("-") and not listing and (k == 0 or rest[k - 1] not in takes_value):
+            raise _forbidden("git branch NAME creates a branch, which this read-only tool never does; "
+                             "git branch --list PATTERN lists them.")
 
 
 def _plan_grep(rest: list[str], stage: Stage) -> list[str]:

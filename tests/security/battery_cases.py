@@ -2,6 +2,8 @@
 
 Expected decisions: ``allowed`` (runs without asking), ``asked`` (needs the user's
 approval; runs under ``--yes``), ``refused`` (never runs, whatever the approval).
+Since issue 22 the tool runs an allowlist of programs: what used to be asked
+(``touch``, ``rm``, ``echo``, ``git commit``...) is refused.
 
 Sources (facts only; every case is written here):
 - ``codex-safe``/``codex-dangerous``: the behaviours tested in openai/codex
@@ -17,6 +19,7 @@ Sources (facts only; every case is written here):
   path-restriction advisories (GHSA for anthropics/claude-code).
 - ``git-config``/``gitattributes``/``githooks``/``git``: git 2.39's manual pages.
 - ``issue12``: this issue's own text; ``reviewer``: what a security reviewer tries next.
+- ``issue22``: the launchers issue 22 found running unsandboxed under ``--yes``.
 """
 
 from __future__ import annotations
@@ -189,7 +192,7 @@ FILTERS: list[Case] = [
     ("find . | sort --compress-program=sh", REFUSED, "reviewer"), ("find . | sort --files0-from=x", REFUSED, "reviewer"),
     ("find . | sort --random-source=.env", REFUSED, "reviewer"), ("find . | sort -T /tmp", REFUSED, "reviewer"),
     ("find . | uniq - PWNED", REFUSED, "reviewer"), ("find . | head .env", REFUSED, "issue12"),
-    ("find . | xargs cat", REFUSED, "cc#4956"), ("find . | sh", REFUSED, "cc#4956"), ("find . | tee x", ASKED, "reviewer"),
+    ("find . | xargs cat", REFUSED, "cc#4956"), ("find . | sh", REFUSED, "cc#4956"), ("find . | tee x", REFUSED, "reviewer"),
     ("find . | grep -f .env", REFUSED, "issue12"), ("ls | cat keep.txt", ASKED, "reviewer"),
 ]
 
@@ -199,12 +202,17 @@ GIT_ALLOWED = ["git ls-files", "git ls-files -m", "git ls-files -o --exclude-sta
                "git grep -l CANARY", "git grep -n CANARY HEAD", "git grep --cached -n CANARY",
                "git grep -n -i canary -- .", "git grep -l BEGIN", "git --no-pager ls-files", "git -P grep -l x",
                "git ls-files --exclude-per-directory=.gitignore -o", "git grep -n hello -- a.txt"]
-GIT_ASKED = ["git status", "git diff", "git log -1", "git show", "git log -p", "git branch -d other",
-             "git branch new", "git commit -m x", "git reset --hard HEAD", "git checkout other",
-             "git stash", "git add -A", "git tag v2", "git rm --cached a.txt", "git clean -n", "git show HEAD:a.txt",
+GIT_ASKED = ["git status", "git diff", "git log -1", "git show", "git log -p", "git show HEAD:a.txt",
              "git log --format=%H:%s", "git cat-file -p HEAD", "git rev-parse HEAD", "git branch --show-current",
-             "git log --all --oneline", "git notes add -m x", "git log -p -- src", "git show HEAD~1 a.txt",
-             "git diff HEAD~1 HEAD", "git whatchanged -p -1", "git log -p main"]
+             "git log --all --oneline", "git log -p -- src", "git show HEAD~1 a.txt", "git diff HEAD~1 HEAD",
+             "git whatchanged -p -1", "git log -p main", "git branch -a", "git branch --list 'ma*'",
+             "git ls-tree HEAD", "git describe --always", "git rev-list --count HEAD"]
+GIT_CHANGES = ["git branch -d other", "git branch new", "git commit -m x", "git reset --hard HEAD",
+               "git checkout other", "git stash", "git add -A", "git tag v2", "git rm --cached a.txt", "git clean -n",
+               "git notes add -m x", "git branch -m other renamed", "git branch --delete other", "git switch other",
+               "git restore a.txt", "git merge other", "git cherry-pick HEAD", "git revert HEAD", "git mv a.txt b.txt",
+               "git update-ref refs/heads/x HEAD", "git gc", "git prune", "git reflog expire --all", "git init x",
+               "git apply x.patch", "git worktree add ../w", "git update-index --chmod=+x a.txt"]
 GIT_REFUSED = [
     "git -c core.pager=cat log -n 1", "git -ccore.pager=cat status", "git --config-env=core.pager=X status",
     "git log --output=/tmp/x", "git diff --output /tmp/x", "git show --output=/tmp/x HEAD", "git log --ext-diff",
@@ -229,34 +237,65 @@ GIT_REFUSED = [
     "git -c protocol.ext.allow=always fetch ext::x",
 ]
 GIT: list[Case] = ([(c, ALLOWED, "issue12") for c in GIT_ALLOWED] + [(c, ASKED, "codex-dangerous") for c in GIT_ASKED]
+                   + [(c, REFUSED, "codex-dangerous / issue22") for c in GIT_CHANGES]
                    + [(c, REFUSED, "git / cc#13371 / codex-safe") for c in GIT_REFUSED])
 
 OTHERS: list[Case] = [
     ("ps e", REFUSED, "issue12"), ("ps eww", REFUSED, "issue12"), ("ps -E", REFUSED, "issue12"),
-    ("ps auxe", REFUSED, "issue12"), ("ps -o pid,env", REFUSED, "reviewer"), ("ps -ef", ASKED, "reviewer"),
-    ("printenv", ASKED, "reviewer"), ("touch PWNED", ASKED, "codex-dangerous"), ("rm keep.txt", ASKED, "codex-dangerous"),
-    ("rm -rf src", ASKED, "codex-dangerous"), ("rm -rf /", REFUSED, "codex-dangerous"),
-    ("rm -rf ..", REFUSED, "codex-dangerous"), ("cp keep.txt copy.txt", ASKED, "reviewer"),
+    ("ps auxe", REFUSED, "issue12"), ("ps -o pid,env", REFUSED, "reviewer"), ("ps -ef", REFUSED, "reviewer"),
+    ("printenv", REFUSED, "reviewer"), ("touch PWNED", REFUSED, "codex-dangerous"), ("rm keep.txt", REFUSED, "codex-dangerous"),
+    ("rm -rf src", REFUSED, "codex-dangerous"), ("rm -rf /", REFUSED, "codex-dangerous"),
+    ("rm -rf ..", REFUSED, "codex-dangerous"), ("cp keep.txt copy.txt", REFUSED, "reviewer"),
     ("cp .env leak.txt", REFUSED, "issue12"), ("mv .env x", REFUSED, "issue12"), ("ln -s ~/.ssh x", REFUSED, "reviewer"),
-    ("ln -s ../proj-evil x", REFUSED, "reviewer"), ("base64 -o out.bin keep.txt", ASKED, "codex-safe"),
+    ("ln -s ../proj-evil x", REFUSED, "reviewer"), ("base64 -o out.bin keep.txt", REFUSED, "codex-safe"),
     ("base64 .env", REFUSED, "issue12"), ("base64 docs/deploy_notes.txt", REFUSED, "issue12"),
     ("cut -d= -f2 .env", REFUSED, "issue12"), ("od -c .npmrc", REFUSED, "issue12"),
     ("xxd .env", REFUSED, "issue12"), ("strings .env", REFUSED, "issue12"), ("diff .env keep.txt", REFUSED, "issue12"),
     ("cmp .env keep.txt", REFUSED, "issue12"), ("tac .env", REFUSED, "codex-safe"), ("dd if=.env", REFUSED, "reviewer"),
-    ("dd if=keep.txt of=x", ASKED, "reviewer"), ("echo hello", ASKED, "codex-safe"), ("id", ASKED, "codex-safe"),
-    ("uname -a", ASKED, "codex-safe"), ("du -s .", ASKED, "reviewer"), ("numfmt 1000", ASKED, "codex-safe"),
-    ("tac keep.txt", ASKED, "codex-safe"), ("seq 3", ASKED, "codex-safe"), ("true", ASKED, "codex-safe"),
-    ("md5sum .env", REFUSED, "reviewer"), ("sha256sum keep.txt", ASKED, "reviewer"),
-    ("chmod 777 keep.txt", ASKED, "codex-dangerous"), ("truncate -s0 keep.txt", ASKED, "codex-dangerous"),
+    ("dd if=keep.txt of=x", REFUSED, "reviewer"), ("echo hello", REFUSED, "codex-safe"), ("id", REFUSED, "codex-safe"),
+    ("uname -a", REFUSED, "codex-safe"), ("du -s .", REFUSED, "reviewer"), ("numfmt 1000", REFUSED, "codex-safe"),
+    ("tac keep.txt", REFUSED, "codex-safe"), ("seq 3", REFUSED, "codex-safe"), ("true", REFUSED, "codex-safe"),
+    ("md5sum .env", REFUSED, "reviewer"), ("sha256sum keep.txt", REFUSED, "reviewer"),
+    ("chmod 777 keep.txt", REFUSED, "codex-dangerous"), ("truncate -s0 keep.txt", REFUSED, "codex-dangerous"),
     ("touch ../proj-evil/PWNED", REFUSED, "CVE-2025-54794"), ("touch ~/PWNED", REFUSED, "CVE-2025-54794"),
     ("cat -A keep.txt .env", REFUSED, "reviewer"), ("tail -f .env", REFUSED, "reviewer"),
     ("stat .git-credentials", REFUSED, "issue12"), ("file .\u0435nv", ALLOWED, "reviewer"),
 ]
 
 
+LAUNCHERS_ISSUE22: list[Case] = [
+    ("rbash -c 'touch PWNED'", REFUSED, "issue22"), ("capsh -- -c 'touch PWNED'", REFUSED, "issue22"),
+    ("prlimit touch PWNED", REFUSED, "issue22"), ("prlimit --nofile=64 touch PWNED", REFUSED, "issue22"),
+    ("setarch x86_64 touch PWNED", REFUSED, "issue22"), ("linux64 touch PWNED", REFUSED, "issue22"),
+    ("linux32 touch PWNED", REFUSED, "reviewer"), ("sg root -c 'touch PWNED'", REFUSED, "issue22"),
+    ("fakeroot touch PWNED", REFUSED, "issue22"), ("logsave log.txt touch PWNED", REFUSED, "issue22"),
+    ("perf stat touch PWNED", REFUSED, "issue22"), ("perf record -o x touch PWNED", REFUSED, "reviewer"),
+    ("gcc -wrapper 'sh,-c,touch PWNED' -E -x c keep.txt", REFUSED, "issue22"), ("ctest", REFUSED, "issue22"),
+    ("ctest -S x.cmake", REFUSED, "issue22"), ("make-first-existing-target pwn --", REFUSED, "issue22"),
+    ("scriptlive -c 'touch PWNED' -T timing -I in.log", REFUSED, "issue22"),
+    ("perl5.36-x86_64-linux-gnu -e 'open(F,\">PWNED\")'", REFUSED, "issue22"),
+    ("vim.basic -es -c 'w PWNED' -c 'qa!' keep.txt", REFUSED, "issue22"), ("editor keep.txt", REFUSED, "issue22"),
+    ("rview keep.txt", REFUSED, "reviewer"), ("nano keep.txt", REFUSED, "reviewer"), ("busybox.static sh", REFUSED,
+                                                                                      "reviewer"),
+    ("python3-config --help", REFUSED, "reviewer"), ("x86_64-linux-gnu-gcc -wrapper sh,-c,id x.c", REFUSED, "reviewer"),
+    ("c++ -wrapper sh,-c,id x.c", REFUSED, "reviewer"), ("cc -B. x.c", REFUSED, "reviewer"),
+    ("ld -plugin x.so", REFUSED, "reviewer"), ("cmake -P x.cmake", REFUSED, "reviewer"), ("xdg-open x", REFUSED, "reviewer"),
+    ("run-mailcap keep.txt", REFUSED, "reviewer"), ("see keep.txt", REFUSED, "reviewer"), ("sensible-editor keep.txt",
+                                                                                           REFUSED, "reviewer"),
+    ("sensible-pager keep.txt", REFUSED, "reviewer"), ("pager keep.txt", REFUSED, "reviewer"),
+    ("dpkg-architecture -c id", REFUSED, "reviewer"), ("start-stop-daemon --start --exec /bin/id", REFUSED, "reviewer"),
+    ("zsh5 -c id", REFUSED, "reviewer"), ("systemd-run id", REFUSED, "reviewer"), ("ssh-keygen -f x", REFUSED, "reviewer"),
+    ("git-shell -c id", REFUSED, "reviewer"), ("git-upload-pack .", REFUSED, "reviewer"), ("mawk1.3 x", REFUSED,
+                                                                                           "reviewer"),
+    ("find . -name x | tee PWNED", REFUSED, "reviewer"), ("git ls-files | xe touch", REFUSED, "reviewer"),
+    ("ls | touch PWNED", REFUSED, "reviewer"), ("ls | dd of=PWNED", REFUSED, "reviewer"),
+]
+"""The programs issue 22 found running unsandboxed under ``--yes``, and their relatives: all off the allowlist."""
+
+
 def all_cases() -> list[Case]:
     """Every case, each command once."""
     seen: dict[str, Case] = {}
-    for case in [*SYNTAX, *_programs(), *FIND, *GREP, *RG, *FD, *VIEWERS, *FILTERS, *GIT, *OTHERS]:
+    for case in [*SYNTAX, *_programs(), *FIND, *GREP, *RG, *FD, *VIEWERS, *FILTERS, *GIT, *OTHERS, *LAUNCHERS_ISSUE22]:
         seen.setdefault(case[0], case)
     return list(seen.values())

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from core.tools.command_policy import LAUNCHERS, SHELLS
 from core.tools.program_rules import program_refusal
 from core.tools.files import read_file_tool
-from core.tools.safe_exec import execute_command_safely, run_file_path_command
+from core.tools.safe_exec import child_env, execute_command_safely, run_file_path_command, scrubbed_env
 from core.types import Decision, is_error
 from tests.security.conftest import API_KEY_CANARY, ENV_CANARY, KEY_CANARY, Hostile, loopback_listener
-from tests.tools.support import RecordingApprover, tree_snapshot
+from tests.tools.support import RecordingApprover, stage_output, tree_snapshot
 
 SYNTAX, FORBIDDEN, ASKED = "syntax", "forbidden", "asked"
 
@@ -172,15 +172,15 @@ ATTACKS: list[tuple[str, str]] = [
     ("dd if=home_link/.ssh/id_rsa", FORBIDDEN),
     ("od -d@../proj-evil/secret.txt", FORBIDDEN),
     ("git show HEAD:.env", FORBIDDEN),
-    ("touch PWNED", ASKED),
-    ("rm keep.txt", ASKED),
-    ("find . | tee PWNED", ASKED),
-    ("ls | touch PWNED", ASKED),
+    ("touch PWNED", FORBIDDEN),  # issue 22: off the allowlist
+    ("rm keep.txt", FORBIDDEN),  # issue 22: off the allowlist
+    ("find . | tee PWNED", FORBIDDEN),  # issue 22: off the allowlist
+    ("ls | touch PWNED", FORBIDDEN),  # issue 22: off the allowlist
     ("git diff", ASKED),
-    ("git checkout -- keep.txt", ASKED),
-    ("dd if=keep.txt of=PWNED", ASKED),
-    ("od -d@keep.txt", ASKED),
-    ("cut -d: -f1 keep.txt", ASKED),
+    ("git checkout -- keep.txt", FORBIDDEN),  # issue 22: off the allowlist
+    ("dd if=keep.txt of=PWNED", FORBIDDEN),  # issue 22: off the allowlist
+    ("od -d@keep.txt", FORBIDDEN),  # issue 22: off the allowlist
+    ("cut -d: -f1 keep.txt", FORBIDDEN),  # issue 22: off the allowlist
     ("git log --format=%H:%s", ASKED),
 ]
 
@@ -322,14 +322,16 @@ async def test_inside_paths_that_look_odd_are_fine(hostile: Hostile) -> None:
 
 
 async def test_child_environment_carries_no_secrets(hostile: Hostile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a stage's program would see (``printenv`` itself is never run by the tool: it is off the allowlist)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY_CANARY)
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY_CANARY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", API_KEY_CANARY)
     monkeypatch.setenv("HARMLESS_LOOKING", API_KEY_CANARY)
-    result = await execute_command_safely("printenv", project_root=hostile.root, secrets=[API_KEY_CANARY],
-                                          approval_mode="allow")
-    assert result.status == "success" and "PATH=" in result.stdout
-    assert API_KEY_CANARY not in result.stdout and "REDACTED" not in result.stdout
+    refused = await execute_command_safely("printenv", project_root=hostile.root, approval_mode="allow")
+    assert refused.status == "refused" and refused.stdout == ""
+    printed = await stage_output(["printenv"], hostile.root, child_env(scrubbed_env([API_KEY_CANARY]), hostile.root))
+    assert "PATH=" in printed
+    assert API_KEY_CANARY not in printed and "REDACTED" not in printed
 
 
 async def test_the_injected_instructions_get_nothing(hostile: Hostile) -> None:

@@ -106,3 +106,35 @@ def tree_snapshot(*roots: Path) -> dict[str, tuple[str, int, str]]:
                     data = path.read_bytes()
                     snapshot[str(path)] = ("file", len(data), hashlib.sha256(data).hexdigest())
     return snapshot
+
+
+def tool_sandbox():
+    """The file-finding tool's sandbox status; skips without bubblewrap (fails with ASSISTANT_TUI_REQUIRE_SANDBOX=1)."""
+    import pytest
+
+    from core.tools.find_sandbox import sandbox_status
+
+    status = sandbox_status()
+    if not status.available:
+        if os.environ.get("ASSISTANT_TUI_REQUIRE_SANDBOX"):
+            pytest.fail(status.problem)
+        pytest.skip(status.problem)
+    return status
+
+
+async def stage_output(argv: list[str], root: Path, env: dict[str, str]) -> str:
+    """What ``argv`` prints (stdout and stderr) when run as the tool runs a stage: in its sandbox, with its env.
+
+    For programs the policy never runs (``printenv``, ``touch``...), to test the sandbox itself.
+    """
+    import asyncio
+
+    from core.tools.find_sandbox import CHILD_PATH, sandboxed_env, sandboxed_stages
+
+    status = tool_sandbox()
+    program = shutil.which(argv[0], path=CHILD_PATH) or argv[0]
+    [full] = sandboxed_stages([[program, *argv[1:]]], status.bwrap, root)
+    proc = await asyncio.create_subprocess_exec(*full, cwd=root, env=sandboxed_env(env), stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await proc.communicate()
+    return out.decode("utf-8", "replace")

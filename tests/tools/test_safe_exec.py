@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -14,16 +13,28 @@ import pytest
 
 from core.tools.safe_exec import (
     MAX_CHECKED_LINES,
+    child_env,
     execute_command_safely,
     find_paths_in_output,
     parse_file_paths_from_output,
     run_file_path_command,
     scrubbed_env,
 )
+from core.sandbox.preflight import SandboxStatus
+from core.tools.find_sandbox import CHILD_PATH
 from core.types import Decision, is_error
-from tests.tools.support import RecordingApprover, RepoCache, git, process_gone, write_files
+from tests.tools.support import (
+    RecordingApprover,
+    RepoCache,
+    git,
+    process_gone,
+    stage_output,
+    tool_sandbox,
+    write_files,
+)
 
 ENV_CANARY = "sk-canary-env-value-0123456789"
+UNSANDBOXED = SandboxStatus(available=False, problem="switched off by the test")
 
 
 @pytest.fixture
@@ -40,30 +51,6 @@ def repo(tmp_path: Path, repo_cache: RepoCache) -> Path:
             "build/gen.py": "# generated, mentions authenticate\n",
         },
     )
-
-
-GROUP_SCRIPT = """\
-import os, subprocess, time
-p = subprocess.Popen(["sleep", "60"])
-open("pids.txt", "w").write(f"{os.getpid()} {p.pid}")
-time.sleep(60)
-"""
-
-
-@pytest.fixture
-def group_spawner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A program on PATH (outside the project) that starts a grandchild, writes both pids and waits.
-
-    Interpreters are never run by the tool, so the test program is a script with a
-    neutral name, the kind of unknown program approval mode ``allow`` does run.
-    """
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "spawn-group"
-    script.write_text(f"#!{sys.executable}\n{GROUP_SCRIPT}")
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
-    return script.name
 
 
 def rel(paths: list[str], root: Path) -> list[str]:
@@ -154,9 +141,14 @@ class TestAllowedCommands:
         assert "src/auth.py" in await find_paths(f"{program} auth", repo)
 
     async def test_missing_program_is_reported(self, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Unsandboxed, programs come from PATH; sandboxed, from the system directories only."""
         monkeypatch.setenv("PATH", str(repo.parent / "empty-bin"))
-        result = await execute_command_safely("find .", project_root=repo)
+        result = await execute_command_safely("find .", project_root=repo, sandbox=UNSANDBOXED)
         assert result.status == "error" and "not installed" in result.reason
+        missing = next((p for p in ("rg", "fdfind", "fd") if not shutil.which(p, path=CHILD_PATH)), None)
+        if missing is not None:
+            result = await execute_command_safely(f"{missing} --help", project_root=repo, sandbox=tool_sandbox())
+            assert result.status == "error" and "not installed (not found in the system directories" in result.reason
 
 
 class TestProgramResolution:
@@ -216,11 +208,15 @@ class TestParseFilePaths:
         assert rel(found.paths, repo) == ["src/auth.py"] and found.unchecked_lines == 3
 
     async def test_the_result_says_how_many_lines_were_not_checked(self, repo: Path) -> None:
-        result = await run_file_path_command({"command": f"seq {MAX_CHECKED_LINES + 2500}"}, project_root=repo,
-                                             approval_mode="allow")
+        write_files(repo, {"many.txt": "".join(f"{n}\n" for n in range(1, MAX_CHECKED_LINES + 2501))})
+        result = await run_file_path_command({"command": "cat many.txt"}, project_root=repo)
         assert result["status"] == "success" and result["metadata"]["unchecked_lines"] == 2500
         assert f"Only the first {MAX_CHECKED_LINES} distinct lines of output were checked" in result["content"]
         assert "2500 more were not" in result["content"]
+
+
+LOG = "git log -1 --format=%s"
+"""Allowlisted, read-only, and not plain file finding: it asks."""
 
 
 class TestApproval:
@@ -228,12 +224,12 @@ class TestApproval:
         approver = RecordingApprover(Decision.ALLOW_ONCE)
         allowed: set[str] = set()
         result = await execute_command_safely(
-            "cut -c1- README.md", project_root=repo, approve=approver, session_allowed=allowed, tool_call_id="call_1")
-        assert result.status == "success" and result.stdout == "A project.\n"
+            LOG, project_root=repo, approve=approver, session_allowed=allowed, tool_call_id="call_1")
+        assert result.status == "success" and result.stdout == "initial\n"
         [request] = approver.requests
-        assert request.detail == f"{shutil.which('cut')} -c1- README.md"
-        assert request.session_key == "cut" and request.tool_call.id == "call_1"
-        assert request.tool_call.parameters == {"command": "cut -c1- README.md"}
+        assert request.detail.startswith(f"{shutil.which('git')} ") and " log " in request.detail
+        assert request.session_key == "git log" and request.tool_call.id == "call_1"
+        assert request.tool_call.parameters == {"command": LOG}
         assert "not one of the read-only" in request.reason
         assert allowed == set()
 
@@ -241,23 +237,21 @@ class TestApproval:
         approver = RecordingApprover(Decision.ALLOW_SESSION)
         allowed: set[str] = set()
         for _ in range(2):
-            result = await execute_command_safely(
-                "cut -c1- README.md", project_root=repo, approve=approver, session_allowed=allowed)
+            result = await execute_command_safely(LOG, project_root=repo, approve=approver, session_allowed=allowed)
             assert result.status == "success"
-        assert len(approver.requests) == 1 and allowed == {"cut"}
+        assert len(approver.requests) == 1 and allowed == {"git log"}
         assert result.decision == "session"
 
     async def test_deny(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.DENY)
-        result = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=approver)
+        result = await execute_command_safely(LOG, project_root=repo, approve=approver)
         assert result.status == "refused" and "declined" in result.reason and result.stdout == ""
 
     async def test_modes(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.ALLOW_ONCE)
-        allow = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=approver,
-                                             approval_mode="allow")
-        deny = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=approver, approval_mode="deny")
-        nobody = await execute_command_safely("cut -c1- README.md", project_root=repo)
+        allow = await execute_command_safely(LOG, project_root=repo, approve=approver, approval_mode="allow")
+        deny = await execute_command_safely(LOG, project_root=repo, approve=approver, approval_mode="deny")
+        nobody = await execute_command_safely(LOG, project_root=repo)
         assert allow.status == "success" and allow.decision == "allow_mode"
         assert deny.status == "refused" and "'deny'" in deny.reason
         assert nobody.status == "refused" and "approval" in nobody.reason
@@ -280,42 +274,69 @@ class TestApproval:
         async def broken(request):
             raise RuntimeError("the screen went away")
 
-        result = await execute_command_safely("cut -c1- README.md", project_root=repo, approve=broken)
+        result = await execute_command_safely(LOG, project_root=repo, approve=broken)
         assert result.status == "refused"
 
+    async def test_read_only_mode_ignores_an_earlier_always(self, repo: Path) -> None:
+        """Issue 22: in approval mode deny, what the user allowed for the session earlier does not run."""
+        approver = RecordingApprover(Decision.ALLOW_SESSION)
+        allowed: set[str] = set()
+        first = await execute_command_safely(LOG, project_root=repo, approve=approver, session_allowed=allowed)
+        assert first.status == "success" and allowed == {"git log"}
+        later = await execute_command_safely(LOG, project_root=repo, approve=approver, session_allowed=allowed,
+                                             approval_mode="deny")
+        assert later.status == "refused" and later.stdout == "" and "'deny'" in later.reason
 
-def read_pids(root: Path, timeout: float = 10.0) -> list[int]:
+
+def running_with(marker: str) -> list[int]:
+    """Pids of processes (anywhere on the machine) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def wait_for_processes(marker: str, count: int, timeout: float = 10.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        text = (root / "pids.txt").read_text() if (root / "pids.txt").exists() else ""
-        if len(text.split()) == 2:
-            return [int(x) for x in text.split()]
+        if len(pids := running_with(marker)) >= count:
+            return pids
         time.sleep(0.02)
-    raise AssertionError("the child never wrote its pids")
+    raise AssertionError(f"{count} processes with {marker!r} never ran")
 
 
 class TestProcessControl:
-    async def test_timeout_kills_the_process_group(self, repo: Path, group_spawner: str) -> None:
-        result = await execute_command_safely(group_spawner, project_root=repo, timeout=1.5, approval_mode="allow")
-        assert result.status == "timeout" and "1.5 s" in result.reason
-        parent, grandchild = read_pids(repo)
-        assert process_gone(parent) and process_gone(grandchild)
+    """A pipeline that never ends (``tail -f`` into ``grep``): every process of it goes, sandbox included."""
 
-    async def test_cancellation_kills_the_group_and_reraises(self, repo: Path, group_spawner: str) -> None:
-        task = asyncio.create_task(execute_command_safely(group_spawner, project_root=repo, timeout=60,
-                                                          approval_mode="allow"))
-        parent, grandchild = await asyncio.to_thread(read_pids, repo)
+    async def test_timeout_kills_the_whole_pipeline(self, repo: Path) -> None:
+        write_files(repo, {"follow-timeout.txt": "x\n"})
+        result = await execute_command_safely("tail -f follow-timeout.txt | grep -v follow-timeout.txt",
+                                              project_root=repo, timeout=1.5)
+        assert result.status == "timeout" and "1.5 s" in result.reason
+        assert all(process_gone(pid) for pid in running_with("follow-timeout.txt"))
+
+    async def test_cancellation_kills_the_pipeline_and_reraises(self, repo: Path) -> None:
+        write_files(repo, {"follow-cancel.txt": "x\n"})
+        task = asyncio.create_task(execute_command_safely("tail -f follow-cancel.txt | grep -v follow-cancel.txt",
+                                                          project_root=repo, timeout=60))
+        pids = await asyncio.to_thread(wait_for_processes, "follow-cancel.txt", 2)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert process_gone(parent) and process_gone(grandchild)
+        assert all(process_gone(pid) for pid in pids)
+        assert all(process_gone(pid) for pid in running_with("follow-cancel.txt"))
 
-    async def test_endless_output_is_capped(self, repo: Path) -> None:
-        """`yes` never stops: the reader stops at the cap, kills it, and memory stays bounded."""
+    async def test_big_output_is_capped(self, repo: Path) -> None:
+        """3 MB of output: the reader stops at the cap, kills the command, and memory stays bounded."""
+        write_files(repo, {"big.txt": "y\n" * 1_500_000})
         tracemalloc.start()
         try:
-            result = await execute_command_safely("yes", project_root=repo, max_output=1_000_000,
-                                                  approval_mode="allow")
+            result = await execute_command_safely("cat big.txt", project_root=repo, max_output=1_000_000)
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
@@ -332,17 +353,16 @@ class TestProcessControl:
 
 class TestEnvironment:
     async def test_child_environment_has_no_secrets(self, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """What a stage's program sees (printed by ``printenv`` run exactly as the tool runs its stages)."""
         monkeypatch.setenv("MY_SERVICE_API_KEY", "canary-one-111111")
         monkeypatch.setenv("GITHUB_TOKEN", "canary-two-222222")
         monkeypatch.setenv("AWS_PROFILE", "canary-three-333333")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://canary-four")
         monkeypatch.setenv("INNOCENT_NAME", "canary-five-555555")
-        monkeypatch.setenv("VISIBLE_SETTING", "kept")
-        result = await execute_command_safely("printenv", project_root=repo, secrets=["canary-five-555555"],
-                                              approval_mode="allow")
-        assert result.status == "success"
-        assert "canary" not in result.stdout
-        assert "VISIBLE_SETTING=kept" in result.stdout and "PATH=" in result.stdout and "HOME=" in result.stdout
+        env = child_env(scrubbed_env(["canary-five-555555"]), repo)
+        printed = await stage_output(["printenv"], repo, env)
+        assert "canary" not in printed
+        assert "PATH=" in printed and "HOME=/tmp/home" in printed and str(Path.home()) not in printed
 
     async def test_secrets_are_redacted_from_output(self, repo: Path) -> None:
         write_files(repo, {"notes.txt": "key is sk-redact-me-12345\n"})
