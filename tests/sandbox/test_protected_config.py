@@ -148,3 +148,15 @@ async def test_hooks_and_config_files_the_git_config_points_into_the_tree_are_pr
                              "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> team.gitconfig; echo finished")
     assert "finished" in result.output
     assert tree(root) == before
+
+
+async def test_mount_points_left_by_a_crashed_run_are_removed_by_the_next(sandbox, plain):
+    from core.sandbox import protect
+
+    crashed = protect.make_mount_points(plain)  # a run that never released (the app was killed)
+    os.close(crashed.fd)
+    protect._created.clear()  # and a new process, which never created them
+    assert (plain / ".git").is_dir() and (plain / ".envrc").is_file()
+    result = await sandboxed(sandbox, plain, "echo x > .envrc; echo finished")
+    assert "finished" in result.output and "Read-only file system" in result.output
+    assert sorted(tree(plain)) == ["src", "src/app.py"]
