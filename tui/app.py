@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -23,6 +23,7 @@ from tui.context_ops import FileContext
 from tui.conversation import Conversation
 from tui.engine import Engine
 from tui.file_source import FileSource
+from tui.focus import PaneFocus
 from tui.filters import ControlCharacterFilter
 from tui.palette import AssistantCommands
 from tui.screens.text_view import TextViewScreen
@@ -58,10 +59,12 @@ class AssistantApp(App[None]):
     COMMANDS = App.COMMANDS | {AssistantCommands}
 
     BINDINGS = [
+        Binding("escape", "toggle_focus('prompt')", "Prompt", tooltip="Back to the prompt from a pane (context, trace, chat)", id="app.focus_prompt"),
         Binding("escape", "cancel_turn", "Cancel", tooltip="Cancel the running reply (the partial answer is kept)", id="app.cancel"),
         Binding("ctrl+o", "pick_files", "Pick", tooltip="Pick files into the context with the fuzzy picker", id="app.pick_files"),
         Binding("ctrl+g", "toggle_focus('context')", "Context", tooltip="Go to the context pane (again: back to the prompt)", id="app.focus_context"),
         Binding("ctrl+t", "toggle_focus('trace')", "Trace", tooltip="Go to the tool trace (again: back to the prompt)", id="app.focus_trace"),
+        Binding("ctrl+l", "toggle_focus('chat')", "Chat", tooltip="Go to the chat to scroll it (again: back to the prompt)", id="app.focus_chat", show=False),
         Binding("f2", "transcript", "History", tooltip="Show the whole conversation, including pruned messages", id="app.transcript"),
         Binding("f3", "toggle_thinking", "Thinking", tooltip="Show or hide the model's newest thinking", id="app.thinking", show=False),
         Binding("f1", "help", "Help", tooltip="Keys and commands", id="app.help"),
@@ -100,6 +103,7 @@ class AssistantApp(App[None]):
         prompt_area = PromptArea(completer=partial(complete, files=self.files), id="prompt-area")
         self.prompt = prompt_area.input
         self.file_context = FileContext(self.engine, self.context_pane, self.chat, self)
+        self.pane_focus = PaneFocus(self, self.prompt, context=self.context_pane, trace=self.trace, chat=self.chat)
         self.conversation = Conversation(self.engine, chat=self.chat, trace=self.trace, status=self.status, prompt=self.prompt, files=self.file_context, host=self)
         self.file_context.on_change = self.conversation.refresh_metrics
         self.sessions = Sessions(self.engine, self.conversation, self.file_context)
@@ -153,8 +157,15 @@ class AssistantApp(App[None]):
         self.chat.follow()  # what follows is the answer to this: follow it (the onboarding left the top in view)
         await commands.submit(self.command_context, text)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):  # typing in a pane goes to the prompt: decided before the key is handed on
+            self.pane_focus.route(event)
+        await super().on_event(event)
+
     # -- actions -----------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_focus" and parameters == ("prompt",):
+            return self.pane_focus.in_a_pane()  # Esc: back from a pane (in the prompt it cancels the reply)
         if action == "cancel_turn":
             return self.conversation.running
         if action == "scroll_chat" and parameters == ("bottom",):
@@ -178,19 +189,9 @@ class AssistantApp(App[None]):
         self.prompt.move_cursor(self.prompt.document.end)
         self.prompt.focus()
 
-    def action_focus_prompt(self) -> None:
-        self.prompt.focus()
-
     def action_toggle_focus(self, pane: str) -> None:
-        """Move to a side pane, or back to the prompt when already there."""
-        target = self.trace if pane == "trace" else self.context_pane
-        if self.focused is not None and target in self.focused.ancestors_with_self:
-            self.prompt.focus()
-        elif pane == "trace":
-            if not self.trace.focus_last():
-                self.notify("No tool calls yet.")
-        else:
-            self.context_pane.query_one("#context-files").focus()
+        """Go to a pane (``context``, ``trace``, ``chat``), or back to the prompt when already there (or asked: ``prompt``)."""
+        self.pane_focus.toggle(pane)
 
     def action_toggle_thinking(self) -> None:
         self.conversation.toggle_thinking()
@@ -233,7 +234,8 @@ class AssistantApp(App[None]):
     @on(ContextPane.Accepted)
     @on(ContextPane.ReadOnlyToggled)
     @on(ContextPane.PreviewRequested)
-    async def _context_entry(self, event: EntryMessage) -> None:
+    @on(ContextPane.UndoRequested)
+    async def _context_entry(self, event: EntryMessage | ContextPane.UndoRequested) -> None:
         await self.file_context.handle(event)
 
 

@@ -43,6 +43,8 @@ class FileContext:
         self.chat = chat
         self.host = host
         self._listening: "Session | None" = None
+        self._removed: list[ContextEntry] = []
+        """What the pane's single-key drop removed, newest last: u puts it back."""
         self.on_change: Callable[[], None] | None = None
         """Called after each redraw: the picked files count in the context figure, so the status line re-reads it."""
 
@@ -103,8 +105,11 @@ class FileContext:
         self.refresh()
         return dropped
 
-    async def handle(self, message: EntryMessage) -> None:
+    async def handle(self, message: EntryMessage | ContextPane.UndoRequested) -> None:
         """What the user did to an entry of the context pane (its messages bubble up to the app, which hands them here)."""
+        if isinstance(message, ContextPane.UndoRequested):
+            await self.undo()
+            return
         entry = message.entry
         if isinstance(message, ContextPane.Accepted):
             await self.add_files(entry.path)
@@ -113,11 +118,37 @@ class FileContext:
             self.refresh()
         elif isinstance(message, ContextPane.PreviewRequested):
             self.preview(entry)
-        elif entry.source == "suggested":  # Dropped: dismiss a suggestion, or drop a picked file
-            self.session.dismiss(entry.path)
-            self.refresh()
+        else:  # Dropped: dismiss a suggestion, or drop a picked file; one key did it, so one key undoes it
+            if entry.source == "suggested":
+                self.session.dismiss(entry.path)
+                self.refresh()
+            else:
+                await self.drop_files(entry.path)
+            self._removed.append(entry)
+            self.pane.set_undoable(True)
+            self.host.notify(f"{'Dismissed' if entry.source == 'suggested' else 'Dropped'} {entry.display} · u undoes")
+
+    async def undo(self) -> None:
+        """Put back the entry the pane dropped (or dismissed) last, read-only flag included."""
+        if not self._removed:
+            return
+        entry = self._removed.pop()
+        self.pane.set_undoable(bool(self._removed))
+        session = self.session
+        if entry.source == "suggested":
+            session.suggest([*session.context.suggested, entry.path])
         else:
-            await self.drop_files(entry.path)
+            outcome = await session.plan_add(entry.path)
+            if not (outcome.added or outcome.already):
+                reason = outcome.refused[0][1] if outcome.refused else "is no longer there"
+                self.host.notify(f"{entry.display} was not put back: it {reason}.", severity="warning")
+                self.refresh()
+                return
+            await session.commit_add(outcome)
+            if entry.read_only and entry.path in session.context.picked:
+                await session.toggle_read_only(entry.path)
+        self.refresh()
+        self.host.notify(f"Put back {entry.display}")
 
     def suggest(self, paths: list[str]) -> None:
         """Files the memory system suggests for the current query (not yet picked)."""

@@ -43,10 +43,12 @@ class ContextPane(Vertical):
     """Files in context: picked ones solid, suggestions dim; the total against the budget."""
 
     BINDINGS = [
-        Binding("delete,d", "drop", "Drop", tooltip="Drop the file from the context", id="context.drop"),
+        Binding("delete,d", "drop", "Drop", tooltip="Drop the file from the context (or dismiss a suggestion); u undoes", id="context.drop"),
+        Binding("u,ctrl+z", "undo", "Undo", tooltip="Put back the file dropped last (or the suggestion dismissed last)", id="context.undo"),
         Binding("a", "accept", "Accept", tooltip="Accept a suggested file into the context", id="context.accept"),
         Binding("r", "read_only", "Read-only", tooltip="Toggle read-only (aider may read but not edit it); Enter previews", id="context.read_only"),
     ]
+    """Each works only where it applies (``check_action``): a letter that does nothing here goes to the prompt."""
 
     class Dropped(EntryMessage):
         """The user dropped a file from the context (or dismissed a suggestion)."""
@@ -60,14 +62,23 @@ class ContextPane(Vertical):
     class PreviewRequested(EntryMessage):
         """The user asked to see a file."""
 
+    class UndoRequested(Message):
+        """The user asked to put back what was dropped (or dismissed) last."""
+
     def __init__(self, *, budget: int = 0, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entries: list[ContextEntry] = []
         self.metrics: dict[str, Any] = {"estimated_tokens": 0, "context_estimated_tokens": 0, "context_window": budget}
         """The handler's context figure (:class:`core.usage.ContextMeter` keys), as the status line shows it."""
         self._list = OptionList(id="context-files")
+        # The scrollbar's column is kept whether or not it shows: OptionList caches each row's
+        # render without its width, so a scrollbar appearing later (the total growing to two
+        # lines shrinks the list) covered the token counts at the rows' right end.
+        self._list.styles.scrollbar_gutter = "stable"
+        self._list.styles.scrollbar_size_vertical = 1
         self._total = Static("", id="context-total", markup=False)
         self._total.tooltip = CONTEXT_ESTIMATE_NOTE
+        self._undoable = False
 
     @property
     def budget(self) -> int:
@@ -134,12 +145,41 @@ class ContextPane(Vertical):
             text.append(f"\n⚠ {fraction:.0%} of the context window", style="bold")
         self._total.update(text)
         self._total.set_class(self.over_warning, "-warning")
+        self.refresh_bindings()  # the footer's d, a and r follow the highlighted entry
 
     def _current(self) -> ContextEntry | None:
         index = self._list.highlighted
         if index is None or not (0 <= index < len(self.entries)):
             return None
         return self.entries[index]
+
+    def focus_files(self) -> None:
+        """Put the focus on the list of files (ctrl+g)."""
+        self._list.focus()
+
+    def set_undoable(self, undoable: bool) -> None:
+        """Whether there is a drop to undo (the controller keeps what was dropped): u and its footer key work only then."""
+        if undoable != self._undoable:
+            self._undoable = undoable
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        entry = self._current()
+        if action == "drop":
+            return entry is not None
+        if action == "accept":
+            return entry is not None and entry.source == "suggested"
+        if action == "read_only":
+            return entry is not None and entry.source == "picked"
+        if action == "undo":
+            return self._undoable
+        return True
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.refresh_bindings()  # a and r apply to some entries only
+
+    def action_undo(self) -> None:
+        self.post_message(self.UndoRequested())
 
     def action_drop(self) -> None:
         if entry := self._current():
