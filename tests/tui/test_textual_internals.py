@@ -106,6 +106,9 @@ INTERNALS = [
     Internal("rich._wrap:divide_line", "tui/wrap.py (divide_line keeps its contract, delegates to it)", params("text", "width", "fold")),
     Internal("rich._wrap:words", "tui/wrap.py (the same word segmentation)", params("text")),
     Internal("rich._loop:loop_last", "tui/wrap.py", params("values")),
+    Internal("textual.message_pump:MessagePump._on_message", "tui/widgets/prompt.py (PromptInput guards every handler by wrapping it)", params("self", "message", coroutine=True)),
+    Internal("textual.message_pump:MessagePump._dispatch_message", "tui/widgets/prompt.py (events and messages both reach _on_message)", source_has("await self.on_event(message)", "await self._on_message(message)")),
+    Internal("textual.message_pump:MessagePump.on_event", "tui/widgets/prompt.py (events reach _on_message)", source_has("await self._on_message(event)")),
 ]
 
 
