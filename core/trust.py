@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core import paths
 
@@ -136,7 +138,9 @@ class ServerChange:
 
     name: str
     runs: str
-    """The command line or URL (environment values are not shown)."""
+    """The command line (shell-quoted) or URL."""
+    setting: str = ""
+    """What else it sets: its environment's names (values are not shown), its directory, header names."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,7 +171,7 @@ def project_changes(project_root: Path) -> ProjectChanges:
         for name in ignored_variables(values)
     )
     config = read_project_servers(root)
-    servers = tuple(ServerChange(name=name, runs=_cut(server.describe())) for name, server in sorted(config.servers.items()))
+    servers = tuple(_server_change(name, server) for name, server in sorted(config.servers.items()))
     return ProjectChanges(root=root, settings=settings, servers=servers, problems=tuple(config.errors))
 
 
@@ -177,6 +181,13 @@ def pending_trust(project_root: Path) -> ProjectChanges | None:
         return None
     changes = project_changes(project_root)
     return None if changes.empty else changes
+
+
+def _server_change(name: str, server: Any) -> ServerChange:
+    runs = server.url or shlex.join([server.command, *server.args])
+    setting = [f"env: {', '.join(sorted(server.env))}" if server.env else "", f"cwd: {server.cwd}" if server.cwd else "",
+               f"headers: {', '.join(sorted(server.headers))}" if server.headers else ""]
+    return ServerChange(name=name, runs=_cut(runs), setting=_cut(" · ".join(part for part in setting if part)))
 
 
 def _mask(value: str) -> str:

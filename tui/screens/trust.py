@@ -26,6 +26,8 @@ def describe_changes(changes: ProjectChanges) -> Text:
         for server in changes.servers:
             text.append(f"  {visible_text(server.name)}: ")
             text.append(visible_text(server.runs) + "\n", style="bold")
+            if server.setting:
+                text.append(f"    {visible_text(server.setting)}\n")
     if changes.problems:
         text.append("Entries of .mcp.json that could not be used\n", style="bold")
         for problem in changes.problems:
