@@ -46,6 +46,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +177,8 @@ class Moved:
     to: str
 
 
-def sweep(root: Path, before: set[str], symlinks: dict[str, str], started: float, quarantine: Path) -> list[Moved]:
+def sweep(root: Path, before: set[str], symlinks: dict[str, str], started: float, quarantine: Path,
+          found: Iterable[str]) -> list[Moved]:
     """Move out of ``root`` every protected entry created during the run, and put back replaced symlinks.
 
     Args:
@@ -185,9 +187,8 @@ def sweep(root: Path, before: set[str], symlinks: dict[str, str], started: float
         symlinks: Protected symbolic links before the run: path -> target.
         started: ``time.time()`` at the start of the run (entries changed before it are left alone).
         quarantine: Where moved entries go (created when needed).
+        found: The protected entries there now (:func:`core.sandbox.walk.walk_protected`), read lazily.
     """
-    from core.sandbox.walk import walk_protected
-
     moved: list[Moved] = []
     for path, target in symlinks.items():
         try:
@@ -201,7 +202,7 @@ def sweep(root: Path, before: set[str], symlinks: dict[str, str], started: float
             os.symlink(target, path)
         except OSError as exc:
             log.warning("could not put back the symbolic link %s -> %s: %s", path, target, exc)
-    for path in walk_protected(root):
+    for path in found:
         if path in before or path in symlinks:
             continue
         try:

@@ -84,10 +84,10 @@ def _venv_env(venv: Path, source: str, root: Path, home: str) -> PythonEnv | Non
     if not _under(str(venv.resolve()), (str(root),)):
         mounts.append(str(venv))
     try:
-        config = dict(line.partition("=")[::2] for line in (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines())
+        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
     except OSError:
-        config = {}
-    config = {k.strip(): v.strip() for k, v in config.items()}
+        lines = []
+    config = {key.strip(): value.strip() for key, _, value in (line.partition("=") for line in lines)}
     base_bin = config.get("home", "")
     if base_bin:
         base = Path(base_bin).parent

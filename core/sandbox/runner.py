@@ -27,7 +27,7 @@ from core.sandbox import seccomp
 from core.sandbox.bwrap import bwrap_argv, sandbox_env
 from core.sandbox.limits import Limits, PidsCgroup, limit_wrapper, make_cgroup
 from core.sandbox.protect import MountPoints, Moved, make_mount_points, sweep
-from core.sandbox.walk import ProjectScan, scan_project
+from core.sandbox.walk import ProjectScan, scan_project, walk_protected
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +273,8 @@ def _finish(root: Path, scan: ProjectScan, points: MountPoints | None, started: 
     from core.paths import state_dir
 
     try:
-        result.moved = sweep(root, scan.protected, scan.protected_links, started, state_dir() / "quarantine")
+        result.moved = sweep(root, scan.protected, scan.protected_links, started, state_dir() / "quarantine",
+                             walk_protected(root))
     except OSError as exc:
         log.warning("checking %s after a sandboxed run failed: %s", root, exc)
     finally:

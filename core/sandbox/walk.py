@@ -51,7 +51,9 @@ class ProjectScan:
 
     @property
     def protected(self) -> set[str]:
-        return {*self.protected_files, *self.protected_dirs, *self.protected_links, *self.secret_files, *self.secret_dirs}
+        """Every entry the sandbox covers: protected, protected links and secrets."""
+        return {*self.protected_files, *self.protected_dirs, *self.protected_links,
+                *self.secret_files, *self.secret_dirs}
 
 
 def _git_configs(git_dir: str) -> list[str]:
@@ -199,9 +201,8 @@ def _follow_links(scan: ProjectScan, links: list[tuple[str, str]], top: str, vis
         if target in secret or any(_inside(target, d) for d in scan.secret_dirs):
             continue
         is_dir = stat.S_ISDIR(info.st_mode)
-        if is_secret_path(name) or is_secret_path(target) or (not is_dir and stat.S_ISREG(info.st_mode)
-                                                               and info.st_size <= CONTENT_CAP
-                                                               and contains_private_key(target)):
+        holds_key = stat.S_ISREG(info.st_mode) and info.st_size <= CONTENT_CAP and contains_private_key(target)
+        if is_secret_path(name) or is_secret_path(target) or holds_key:
             (scan.secret_dirs if is_dir else scan.secret_files).append(target)
             secret.add(target)
         elif path in scan.protected_links and _inside(target, top):
