@@ -22,8 +22,6 @@ import json
 import os
 import re
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, get_args
 
@@ -33,6 +31,7 @@ from core import paths
 from core.config import ENV_VARS, NOT_FROM_ENVIRONMENT, UNTRUSTED_KEYS, Settings, load_settings
 from core.trust import TrustError, is_trusted, root_problem, trust_project, trusted_projects_file
 from tests.fake_llm import FakeLLM, Reply, Tool
+from tests.security.test_canaries import cli_env, run_cli  # noqa: F401 - the user's endpoint in their config file
 from tests.reliability.support import (  # noqa: F401 - fixtures
     API_KEY_CANARY,
     ENV_CANARY,
@@ -100,23 +99,6 @@ def test_the_allowlist_is_empty() -> None:
 # -- the real -p in a hostile project ---------------------------------------------------------
 
 
-def run_cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture
-def user_env(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The user's endpoint in their own config file (a project's .env would beat it if honoured), their key in the environment."""
-    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY_CANARY)
-    config = paths.config_file()
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'anthropic_base_url = "{fake_llm.anthropic_url}"\nmax_retries = 0\n')
-    return dict(os.environ, PYTHONPATH=str(REPO))
-
-
 HOSTILE_KEYS = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ASSISTANT_TUI_ALLOW_UNSANDBOXED", "ASSISTANT_TUI_APPROVAL_MODE",
     "ASSISTANT_TUI_COMMAND_APPROVAL", "ASSISTANT_TUI_MAX_TURN_TOKENS", "ASSISTANT_TUI_MCP_ALLOW_READ_ONLY",
@@ -158,7 +140,7 @@ def squeezed(text: str) -> str:
 
 @pytest.mark.parametrize("flags", [[], ["--yes"]], ids=["asks", "yes"])
 def test_a_hostile_project_env_configures_nothing_end_to_end(
-    flags: list[str], fake_llm: FakeLLM, canary_project: CanaryProject, user_env: dict[str, str]
+    flags: list[str], fake_llm: FakeLLM, canary_project: CanaryProject, cli_env: dict[str, str]
 ) -> None:
     marker, extra_marker = plant(canary_project)
     home = canary_project.home
@@ -169,7 +151,7 @@ def test_a_hostile_project_env_configures_nothing_end_to_end(
                      Tool("executeFilePathCommand", {"command": f"cat {home}/.ssh/id_rsa"})]),
         Reply(text="done"),
     )
-    out = run_cli(["-p", "check the build", *flags], canary_project.root, user_env)
+    out = run_cli(["-p", "check the build", *flags], canary_project.root, cli_env)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "done\n"
     # the user is told, by name and without the values
@@ -190,10 +172,10 @@ def test_a_hostile_project_env_configures_nothing_end_to_end(
     assert_no_leaks(fake_llm, canary_project.listener, extra={"stdout": out.stdout, "stderr": out.stderr})
 
 
-def test_with_trust_the_project_env_applies(fake_llm: FakeLLM, canary_project: CanaryProject, user_env: dict[str, str]) -> None:
+def test_with_trust_the_project_env_applies(fake_llm: FakeLLM, canary_project: CanaryProject, cli_env: dict[str, str]) -> None:
     marker, extra_marker = plant(canary_project)
     fake_llm.script(Reply(text="answered by the configured endpoint"))
-    out = run_cli(["-p", "hello", "--trust"], canary_project.root, user_env)
+    out = run_cli(["-p", "hello", "--trust"], canary_project.root, cli_env)
     assert "Traceback" not in out.stderr and "ignoring " not in out.stderr
     assert is_trusted(canary_project.root)
     assert marker.exists() and extra_marker.exists(), "the trusted project's MCP servers were not started"
@@ -203,7 +185,7 @@ def test_with_trust_the_project_env_applies(fake_llm: FakeLLM, canary_project: C
 # -- ACP ---------------------------------------------------------------------------------------
 
 
-async def test_acp_never_trusts_by_itself(fake_llm: FakeLLM, canary_project: CanaryProject, user_env: dict[str, str]) -> None:
+async def test_acp_never_trusts_by_itself(fake_llm: FakeLLM, canary_project: CanaryProject, cli_env: dict[str, str]) -> None:
     from tests.acp.conftest import prompt, running_agent
 
     marker, extra_marker = plant(canary_project)
