@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
-import functools
 import io as _stdio
-import json
 import logging
 import os
 import sys
@@ -36,14 +33,24 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Iterator, Sequence
 
 from core.config import Settings
+from core.gitutil import GitRefused, git_env
 from core.tools.aider_child import BOOTSTRAP, REFUSALS_FILE
 from core.tools.aider_guard import WritePolicy, aider_state_dir, protected_reason
 from core.tools.aider_session import git_status, is_terminal, run_in_terminal
-from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
-from core.gitutil import GitRefused, git_env
+from core.tools.aider_files import (  # noqa: F401 - AiderError, resolve_in_project, unified_diff re-exported
+    AiderError,
+    diff_snapshots,
+    read_refusals,
+    read_snapshot,
+    refusals_note,
+    resolve_in_project,
+    summarise,
+    unified_diff,
+)
+from core.tools.aider_io import AiderStopped, capturing_io_class
 from core.tools.secrets import scrubbed_env
 from core.types import TaskResult, error_result, ok_result
 
@@ -52,15 +59,11 @@ log = logging.getLogger(__name__)
 InteractiveRunner = Callable[[Callable[[], TaskResult]], Awaitable[TaskResult]]
 """Runs a blocking terminal session; the TUI's runner wraps it in ``app.suspend()``."""
 
-MAX_DIFF_IN_CONTENT = 20_000
-"""Diff characters put in a result's content (the full diff stays in metadata)."""
-
 _OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "chatgpt-")
 _ENV_NAMES = {
     "openai": (("OPENAI_API_BASE", "OPENAI_BASE_URL"), "OPENAI_API_KEY"),
     "anthropic": (("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"), "ANTHROPIC_API_KEY"),
 }
-_FILE_QUESTIONS = ("Create new file?", "Allow edits to file that has not been added to the chat?")
 _BASE_NAMES = frozenset(name for bases, _ in _ENV_NAMES.values() for name in bases)
 _APP_DIR = str(Path(__file__).resolve().parents[2])
 """The directory holding the ``core`` package, first on the aider child's ``sys.path``."""
@@ -70,14 +73,6 @@ _INTERACTIVE_FLAGS = (
     "--no-watch-files", "--no-copy-paste",
 )
 """Answers to aider's start-up questions, and nothing run that the model or the repository names."""
-
-
-class AiderError(Exception):
-    """A request aider cannot run; the message says what to fix."""
-
-
-class AiderStopped(Exception):
-    """Raised inside aider's thread to end its run: the task was cancelled, or retries ran out."""
 
 
 async def run_in_thread(fn: Callable[[], TaskResult]) -> TaskResult:
@@ -170,90 +165,6 @@ def child_environment(
     return env
 
 
-# -- files: containment, snapshots and diffs ---------------------------------
-
-
-def resolve_in_project(path: str | os.PathLike[str], project_root: Path) -> Path:
-    """The resolved absolute path of an existing regular file inside the project.
-
-    Raises:
-        AiderError: the path is outside the project, missing or not a regular file.
-    """
-    try:
-        resolved = resolve_in_root(os.fspath(path), project_root)
-    except PathRefused as exc:
-        raise AiderError(exc.reason) from None
-    if not resolved.exists():
-        raise AiderError(f"{path} does not exist in the project")
-    if not resolved.is_file():
-        raise AiderError(f"{path} is not a regular file")
-    return resolved
-
-
-def read_snapshot(path: Path) -> str | None:
-    """The file's text (None when it does not exist)."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return None
-
-
-def unified_diff(before: str | None, after: str | None, rel: str) -> str:
-    """A git-style unified diff of one file ('' when unchanged)."""
-    if before == after:
-        return ""
-    old = (before or "").splitlines(keepends=True)
-    new = (after or "").splitlines(keepends=True)
-    for lines in (old, new):
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += "\n\\ No newline at end of file\n"
-    fromfile = f"a/{rel}" if before is not None else "/dev/null"
-    tofile = f"b/{rel}" if after is not None else "/dev/null"
-    return "".join(difflib.unified_diff(old, new, fromfile, tofile))
-
-
-def diff_snapshots(before: Mapping[Path, str | None], project_root: Path) -> tuple[list[str], str]:
-    """Files (project-relative) whose content changed since ``before``, and their combined diff."""
-    edited: list[str] = []
-    diffs: list[str] = []
-    for path in sorted(before):
-        rel = relative_display(path, project_root)
-        diff = unified_diff(before[path], read_snapshot(path), rel)
-        if diff:
-            edited.append(rel)
-            diffs.append(diff)
-    return edited, "".join(diffs)
-
-
-def _summarise(edited: list[str], diff: str, how: str) -> str:
-    shown = diff if len(diff) <= MAX_DIFF_IN_CONTENT else diff[:MAX_DIFF_IN_CONTENT] + "\n... (diff truncated)\n"
-    return f"{how} edited {len(edited)} file(s): {', '.join(edited)}\n\n```diff\n{shown}```"
-
-
-def refusals_note(refused: Mapping[str, str]) -> str:
-    """What aider was not allowed to write, one line per file ('' when nothing was refused)."""
-    if not refused:
-        return ""
-    lines = "\n".join(f"  {path}: {reason}" for path, reason in refused.items())
-    return f"\n\naider was not allowed to write (its edits to these were dropped):\n{lines}"
-
-
-def read_refusals(path: Path) -> dict[str, str]:
-    """The refusals an interactive session recorded (:data:`core.tools.aider_child.REFUSALS_FILE`), by path."""
-    refused: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return refused
-    for line in lines:
-        try:
-            entry = json.loads(line)
-            refused.setdefault(str(entry["path"]), str(entry["reason"]))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return refused
-
-
 def repository_git_environment(project_root: Path) -> dict[str, str | None]:
     """GitPython's per-repository environment: :func:`core.gitutil.git_env`'s ``GIT_*`` variables, inherited
     ones it drops unset (None), so aider's git in this process runs no hook, fsmonitor, pager or other
@@ -311,95 +222,6 @@ def prepare_aider() -> None:
             manager.content = dict(litellm.model_cost)
         manager._cache_loaded = True
         _prepared = True
-
-
-@functools.cache
-def _capturing_io_class() -> type:
-    """An aider ``InputOutput`` that writes to a buffer and answers questions by policy."""
-    from aider.io import InputOutput
-    from rich.console import Console
-
-    class CapturingIO(InputOutput):  # type: ignore[misc, valid-type]
-        def __init__(self, policy: WritePolicy, cancelled: threading.Event, max_retries: int) -> None:
-            self.buffer = _stdio.StringIO()
-            self.max_retries = max_retries
-            self.retries = 0
-            self._console = Console(file=self.buffer, force_terminal=False, no_color=True, width=120)
-            self.errors: list[str] = []
-            self.originals: dict[Path, str | None] = {}
-            self.policy = policy
-            self.project_root = policy.project_root
-            self.read_only: set[Path] = set()
-            """Files the user marked read-only: aider's requests to edit them are refused."""
-            self.refused: dict[str, str] = {}
-            """Files aider wanted to write and was refused, with the reason (project-relative where inside)."""
-            self.cancelled = cancelled
-            super().__init__(pretty=False, yes=True, fancy_input=False, root=str(policy.project_root))
-
-        def refusal(self, path: Path) -> str | None:
-            """Why aider may not write ``path`` (recorded for the result), or None."""
-            reason = "the user marked it read-only" if path.resolve() in self.read_only else self.policy.refusal(path)
-            if reason:
-                self.refused.setdefault(relative_display(Path(os.path.normpath(path)), self.project_root), reason)
-            return reason
-
-        @property
-        def console(self) -> Console:
-            return self._console
-
-        @console.setter
-        def console(self, value: Console) -> None:
-            pass  # InputOutput.__init__ assigns a terminal console; keep the buffer
-
-        def _check_cancelled(self) -> None:
-            if self.cancelled.is_set():
-                raise AiderStopped("the task was cancelled")
-
-        def print(self, message: str = "") -> None:
-            self.console.print(message)
-
-        def rule(self) -> None:
-            pass
-
-        def ring_bell(self) -> None:
-            pass
-
-        def tool_output(self, *messages: Any, **kwargs: Any) -> None:
-            self._check_cancelled()  # also ends aider's retry back-off early
-            if messages and str(messages[0]).startswith("Retrying in"):
-                self.retries += 1  # aider alone would back off for about a minute
-                if self.retries > self.max_retries:
-                    raise AiderStopped(f"gave up after {self.max_retries} retries")
-            super().tool_output(*messages, **kwargs)
-
-        def tool_warning(self, message: str = "", strip: bool = True) -> None:
-            self._check_cancelled()
-            super().tool_warning(message, strip)
-
-        def tool_error(self, message: str = "", strip: bool = True) -> None:
-            self.errors.append(str(message).strip())
-            super().tool_error(message, strip)
-
-        def confirm_ask(self, question: str, default: str = "y", subject: str | None = None, **kwargs: Any) -> bool:
-            # Yes only to editing or creating files inside the project; no to shell commands,
-            # URLs, lint fixes and anything else aider might ask.
-            allowed = False
-            if question in _FILE_QUESTIONS and subject and not self.cancelled.is_set():
-                allowed = self.refusal(Path(self.root) / subject) is None
-            self.console.print(f"{question} {subject or ''} -> {'yes' if allowed else 'no'}")
-            if allowed and question == _FILE_QUESTIONS[0]:
-                self.originals.setdefault((Path(self.root) / subject).resolve(), None)
-            return allowed
-
-        def write_text(self, filename: Any, content: str, *args: Any, **kwargs: Any) -> None:
-            self._check_cancelled()
-            if reason := self.refusal(Path(filename)):
-                raise OSError(f"{filename}: {reason}")
-            path = Path(filename).resolve()
-            self.originals.setdefault(path, read_snapshot(path))
-            super().write_text(filename, content, *args, **kwargs)
-
-    return CapturingIO
 
 
 class AiderBridge:
@@ -500,7 +322,7 @@ class AiderBridge:
             log.info("aider automatic: %d file(s) edited in %.2fs", len(edited), meta["seconds"])
             refused = refusals_note(io.refused)
             if edited:
-                return ok_result(_summarise(edited, diff, "aider") + refused, **meta)
+                return ok_result(summarise(edited, diff, "aider") + refused, **meta)
             reply = (coder.partial_response_content or "").strip()
             errors = [error for error in io.errors if not any(path in error for path in io.refused)]
             if errors:
@@ -521,7 +343,7 @@ class AiderBridge:
         for each in {id(m): m for m in (model, model.weak_model, model.editor_model) if m is not None}.values():
             each.extra_params = {**(each.extra_params or {}), **params}
         policy = WritePolicy(self.project_root, frozenset(files))
-        io = _capturing_io_class()(policy, cancelled, self.settings.max_retries)
+        io = capturing_io_class()(policy, cancelled, self.settings.max_retries)
         io.read_only = {Path(path).resolve() for path in read_only}
         fnames = [str(path) for path in files]
         repo = None
@@ -635,7 +457,7 @@ class AiderBridge:
                 "refused_files": refused}
         note = refusals_note(refused)
         if edited or others:
-            text = _summarise(edited, diff, "the aider session") if edited else "the aider session left the given files alone."
+            text = summarise(edited, diff, "the aider session") if edited else "the aider session left the given files alone."
             if others:
                 text += f"\nOther files changed during the session: {', '.join(others)}"
             return ok_result(text + note, **meta)
