@@ -441,8 +441,11 @@ class AiderBridge:
             )
         before = {path: read_snapshot(path) for path in files}
         status_before = git_status(self.project_root)
-        refusals = aider_state_dir(self.project_root) / REFUSALS_FILE
-        refusals.unlink(missing_ok=True)
+        try:
+            refusals = aider_state_dir(self.project_root) / REFUSALS_FILE
+            refusals.unlink(missing_ok=True)
+        except OSError as exc:
+            return error_result(f"could not prepare aider's state directory: {exc}")
         command = self.interactive_command(query, files, read_only)
         env = child_environment(self.endpoint, self.settings.secrets(), self.project_root)
         log.info("starting interactive aider on %d file(s)", len(files))

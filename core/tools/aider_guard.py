@@ -112,11 +112,11 @@ class WritePolicy:
 
 
 def aider_state_dir(project_root: Path) -> Path:
-    """The private directory (0700) of aider's history files and tag cache for this project."""
+    """The private directory (0700, no symbolic link on the way) of aider's history files and tag cache here.
+
+    Raises:
+        OSError: a component is a symbolic link or cannot be created.
+    """
     root = project_root.resolve()
     digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    directory = paths.state_dir() / "aider" / f"{root.name or 'root'}-{digest}"
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for each in (directory.parent, directory):
-        os.chmod(each, 0o700)
-    return directory
+    return paths.private_dir(paths.state_dir() / "aider" / f"{root.name or 'root'}-{digest}")
