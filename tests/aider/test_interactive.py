@@ -150,5 +150,7 @@ def test_real_session_in_a_terminal_survives_ctrl_c_and_reports_the_edit(
     assert b".gitignore" not in terminal.output and b"(Y)es/(N)o" not in terminal.output  # nothing asked
     assert result["metadata"]["other_changed_files"] == []
     assert not [p.name for p in git_repo.iterdir() if p.name.startswith(".aider")]
-    assert "Add type hints" in (aider_state_dir(git_repo) / "chat.history.md").read_text()
+    state = aider_state_dir(git_repo)
+    assert "Add type hints" in (state / "chat.history.md").read_text()
+    assert (state / "input.history").is_file() and list(state.glob("tags.cache.v*"))  # the repo map's cache too
     print(f"interactive session (start, ^C, one edit, exit): {elapsed:.1f}s")
