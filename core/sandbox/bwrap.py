@@ -190,6 +190,24 @@ def _system_mounts() -> list[str]:
     return args + etc
 
 
+def app_dirs_inside(project_root: Path) -> list[str]:
+    """The app's own configuration, state and data directories where they lie inside the project.
+
+    Normally they are under the home directory, which the sandbox never shows; a dotfiles
+    repository (``~/.config`` a link into it) or an ``XDG_*`` variable pointing into the
+    project would put the trusted-projects list within a command's reach.
+    """
+    from core import paths
+
+    root = os.path.realpath(project_root)
+    found = []
+    for directory in (paths.config_dir(), paths.state_dir(), paths.data_dir()):
+        real = os.path.realpath(directory)
+        if real == root or real.startswith(root.rstrip("/") + "/"):
+            found.append(real)
+    return found
+
+
 def _protection(scan: ProjectScan, mount_points: MountPoints | None) -> list[str]:
     """Read-only binds over protected entries, masks over secrets, credential-free git configs."""
     args: list[str] = []
@@ -273,6 +291,9 @@ def bwrap_argv(
     if scan is None:
         scan = scan_project(project_root, tuple(p for p in read_only if os.path.exists(p)))
     args += _protection(scan, mount_points)
+    for directory in app_dirs_inside(project_root):
+        if os.path.isdir(directory):  # never shown, never written (an empty read-only directory over it)
+            args += ["--tmpfs", directory, "--remount-ro", directory]
     args += ["--chdir", str(cwd or project_root)]
     inner = list(argv)
     if nproc is not None:

@@ -160,3 +160,19 @@ async def test_mount_points_left_by_a_crashed_run_are_removed_by_the_next(sandbo
     result = await sandboxed(sandbox, plain, "echo x > .envrc; echo finished")
     assert "finished" in result.output and "Read-only file system" in result.output
     assert sorted(tree(plain)) == ["src", "src/app.py"]
+
+
+async def test_the_apps_configuration_stays_out_of_reach_when_it_lies_in_the_project(sandbox, tmp_path, monkeypatch):
+    """A dotfiles repository: ``~/.config`` is a link into the project, so the trusted-projects list is in it."""
+    root = (tmp_path / "dotfiles").resolve()
+    (root / "config" / "assistant-tui").mkdir(parents=True)
+    listed = root / "config" / "assistant-tui" / "trusted_projects"
+    listed.write_text("/home/me/work\n")
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / ".config").symlink_to(root / "config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    before = tree(root)
+    result = await sandboxed(sandbox, root, "cat config/assistant-tui/trusted_projects; "
+                             "echo / >> config/assistant-tui/trusted_projects; rm -rf config/assistant-tui; echo finished")
+    assert "finished" in result.output and "/home/me/work" not in result.output
+    assert tree(root) == before
