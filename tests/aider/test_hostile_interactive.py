@@ -52,6 +52,8 @@ def wait_for_a_request(fake_llm: FakeLLM, listener: Listener, terminal: Terminal
 def test_interactive_aider_reads_no_configuration_from_the_repository(
     aider_settings: Settings, hostile_repo: Path, fake_llm: FakeLLM, listener: Listener, tmp_path: Path
 ) -> None:
+    for name in (".aider.conf.yml", ".env", ".aider.model.settings.yml"):  # aider reads the home directory's too
+        (Path.home() / name).write_text((hostile_repo / name).read_text())
     fake_llm.script(Reply(text=whole_file_edit("calc.py", TYPED)))
     head = hardened_git(hostile_repo, "rev-parse", "HEAD")
     terminal, out = start(aider_settings, tmp_path, "Add type hints", ["calc.py"])
