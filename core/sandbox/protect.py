@@ -202,11 +202,14 @@ def sweep(root: Path, before: set[str], symlinks: dict[str, str], started: float
             os.symlink(target, path)
         except OSError as exc:
             log.warning("could not put back the symbolic link %s -> %s: %s", path, target, exc)
+    # Only a top-level mount point name may carry the mark: the sandbox cannot create those
+    # (they are mounted over while it runs), but it can set the mark on anything else it makes.
+    mount_names = {str(root / name) for name in (*MISSING_FILES, *MISSING_DIRS)}
     for path in found:
         if path in before or path in symlinks:
             continue
         try:
-            if os.lstat(path).st_ctime < started - 1 or _marked(path):
+            if os.lstat(path).st_ctime < started - 1 or (path in mount_names and _marked(path)):
                 continue
         except OSError:
             continue

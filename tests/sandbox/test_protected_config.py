@@ -176,3 +176,14 @@ async def test_the_apps_configuration_stays_out_of_reach_when_it_lies_in_the_pro
                              "echo / >> config/assistant-tui/trusted_projects; rm -rf config/assistant-tui; echo finished")
     assert "finished" in result.output and "/home/me/work" not in result.output
     assert tree(root) == before
+
+
+async def test_a_forged_mount_point_mark_does_not_keep_a_planted_git(sandbox, plain, python_inside):
+    from core.sandbox import protect
+
+    python, read_only = python_inside
+    code = (f"import os\nos.makedirs('src/.git/hooks')\nopen('src/.git/config', 'w').write('[core]\\n')\n"
+            f"os.setxattr('src/.git', {protect.MARK_XATTR!r}, b'1')\nprint('planted')")
+    result = await run_command([*python, "-c", code], project_root=plain, bwrap=sandbox.bwrap, read_only=read_only)
+    assert "planted" in result.output, result.output
+    assert sorted(tree(plain)) == ["src", "src/app.py"]
