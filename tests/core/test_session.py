@@ -94,12 +94,12 @@ async def test_always_allow_is_forgotten_by_new_and_switch_and_the_call_id_is_pa
         return Decision.ALLOW_SESSION
 
     application.handler.approve = approve
-    command = Tool("executeFilePathCommand", {"command": "cut -c1- README.md"}, id="toolu_cut1")
+    command = Tool("executeFilePathCommand", {"command": "ls | cat README.md"}, id="toolu_cut1")  # asked
     fake_llm.script(Reply(tools=[command]), Reply(text="done"), Reply(tools=[Tool(command.name, command.input, id="toolu_cut2")]), Reply(text="done"))
     await turn(state, "read it")
     await turn(state, "again")
     assert [r.tool_call.id for r in asked] == ["toolu_cut1"]  # the call's own id, not shared state
-    assert state.approvals == {"cut"}
+    assert state.approvals == {"cat:files"}
 
     state.new()
     assert state.approvals == frozenset() and state.id != first_id and state.history == []

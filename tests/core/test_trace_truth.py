@@ -73,7 +73,7 @@ async def test_approval_events_arrive_while_the_user_decides(make_handler, fake_
         return Decision.ALLOW_ONCE
 
     handler.approve = approve
-    fake_llm.script(Reply(tools=[Tool("executeFilePathCommand", {"command": "du -s ."})]), Reply(text="found"))
+    fake_llm.script(Reply(tools=[Tool("executeFilePathCommand", {"command": "ls | head auth.py"})]), Reply(text="found"))
     seen: list[str] = []
 
     async def consume() -> None:
@@ -91,8 +91,8 @@ async def test_approval_events_arrive_while_the_user_decides(make_handler, fake_
 @pytest.mark.parametrize(
     ("command", "approval_mode", "answer", "status"),
     [
-        ("du -s .", "ask", Decision.DENY, "denied"),  # the user said no
-        ("du -s .", "deny", None, "denied"),  # the approval mode said no
+        ("ls | head auth.py", "ask", Decision.DENY, "denied"),  # the user said no
+        ("ls | head auth.py", "deny", None, "denied"),  # the approval mode said no
         ("find . -name '*.py'; rm -rf /", "ask", None, "refused"),  # the policy refused it, nobody asked
         ("find . -name '*.py'", "ask", None, "success"),
     ],

@@ -67,10 +67,12 @@ async def test_the_model_sees_no_secret_in_the_child_environment(
     events = await collect(application.handler, "show me the environment")
     application.session_state.close()
     printenv, env = finished_calls(events)
-    assert printenv.status == "success" and "A_VISIBLE_SETTING=kept" in printenv.result
+    # Issue 22: printenv is off the file-finding tool's allowlist, whatever the approval (what a stage's
+    # program sees is checked in tests/tools/test_safe_exec.py, run in the tool's sandbox).
+    assert printenv.status == "refused" and "not one of the programs" in printenv.result
     assert env.status == "refused" and "launches or wraps other programs" in env.result
-    assert len(asked) == (1 if mode == "user-approves" else 0)
-    assert "A_VISIBLE_SETTING=kept" in str(fake_llm.requests[1].messages[-1])  # the output went to the model
+    assert asked == []
+    assert "A_VISIBLE_SETTING=kept" not in str(fake_llm.requests[1].messages[-1])
     assert_no_leaks(fake_llm, canary_project.listener, extra={"events": repr(events)})
 
 

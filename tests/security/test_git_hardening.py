@@ -128,20 +128,27 @@ def test_control_plain_git_does_run_the_sentinel(hostile_repo: Path, command: li
     assert _sentinel(hostile_repo), command
 
 
+def _runnable(command: str) -> bool:
+    """On the file-finding tool's allowlist (issue 22): git's read-only subcommands; the others are refused."""
+    from core.tools.program_rules import GIT_READ_ONLY
+
+    return command.split()[1] in GIT_READ_ONLY | {"ls-files", "grep"} and command != "git branch feature"
+
+
 async def test_every_allowlisted_and_approvable_git_command_runs_no_sentinel(hostile_repo: Path) -> None:
     ran, problems = [], []
     for command in RUN:
         result = await execute_command_safely(command, project_root=hostile_repo, approval_mode="allow", timeout=20)
         ran.append((command, result.status))
-        if result.status == "refused":
-            problems.append((command, "refused", result.reason))
+        if (result.status == "refused") is _runnable(command):
+            problems.append((command, result.status, result.reason))
         if _sentinel(hostile_repo):
             problems.append((command, "SENTINEL RAN", _sentinel(hostile_repo)))
             (hostile_repo.parent / "sentinel.log").unlink()
         if "OUTSIDE-CANARY" in result.stdout + result.stderr:
             problems.append((command, "outside file shown", result.stdout + result.stderr))
     assert problems == []
-    assert sum(status == "success" for _, status in ran) > len(RUN) * 2 // 3, ran
+    assert sum(status == "success" for _, status in ran) > sum(map(_runnable, RUN)) * 2 // 3, ran
 
 
 @pytest.mark.parametrize("command", REFUSED)
