@@ -12,6 +12,7 @@ from typing import Any, Iterable, Sequence
 from core.sessions.errors import ExportError, describe_os_error
 from core.sessions.fsutil import atomic_write
 from core.sessions.load import Incident, LoadedSession
+from core.turns import current_turn
 from core.types import Message
 
 
@@ -68,23 +69,28 @@ def render_markdown(source: LoadedSession | Sequence[Message], incidents: Sequen
     pending = sorted(incidents, key=lambda incident: int(incident.get("at") or 0))
     for index, message in enumerate(messages):
         while pending and int(pending[0].get("at") or 0) <= index:
-            parts.append(_incident(pending.pop(0)))
+            parts.append(_incident(pending.pop(0), messages))
         role = message.get("role")
         if role == "user":
-            parts.append(f"## User\n\n{message.get('content', '')}")
+            parts.append(f"{_user_heading(message.get('turn'))}\n\n{message.get('content', '')}")
         elif role == "assistant":
             parts.append(_assistant(message, results))
         elif role == "tool" and message.get("tool_call_id") not in called:
             parts.append(_tool_block(message.get("name") or "?", None, message))
-    parts.extend(_incident(incident) for incident in pending)
+    parts.extend(_incident(incident, messages) for incident in pending)
     return "\n\n".join(part.rstrip() for part in parts) + "\n"
 
 
-RETRACTED_HEADING = "## User (not answered: the turn failed, and the message went back to the prompt)"
-"""A question whose turn failed before any answer: it left the conversation (a resend is a new message)."""
+RETRACTED_NOTE = "(not answered: the turn failed, and the message went back to the prompt)"
+"""A question whose turn failed before any answer: it left the conversation (sending it again is that turn again)."""
 
 
-def _incident(incident: Incident) -> str:
+def _user_heading(turn: Any) -> str:
+    """``## User · turn 3`` (the user-turn number of :mod:`core.turns`); a note (``/run`` output) has none."""
+    return f"## User · turn {turn}" if isinstance(turn, int) and turn > 0 else "## User"
+
+
+def _incident(incident: Incident, messages: Sequence[Message] = ()) -> str:
     """An error, warning or interruption as a quoted line (a retracted question first, heading its turn's incidents)."""
     kind = incident.get("kind")
     if kind == "interruption":
@@ -93,7 +99,8 @@ def _incident(incident: Incident) -> str:
         label = "Warning" if kind == "warning" else "Error"
         text = f"> **{label}**: " + str(incident.get("message") or incident.get("reason") or "").replace("\n", "\n> ")
     if incident.get("query"):
-        text = f"{RETRACTED_HEADING}\n\n{incident['query']}\n\n{text}"
+        turn = current_turn(messages[: int(incident.get("at") or 0)]) + 1  # the number its resend has
+        text = f"{_user_heading(turn)} {RETRACTED_NOTE}\n\n{incident['query']}\n\n{text}"
     return text
 
 

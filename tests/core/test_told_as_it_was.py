@@ -71,6 +71,11 @@ async def test_one_turn_number_live_in_the_ledger_the_transcript_and_after_a_res
     assert numbers == [1, 2, 2, 3], "the resend of a turn that failed unanswered is that turn again"
     assert state.usage.turns() == [1, 2, 3]
     live_per_turn = state.usage.summary()["per_turn"]
+    headings = [line for line in state.transcript_markdown().splitlines() if line.startswith("## User")]
+    assert headings == [
+        "## User · turn 1", "## User", "## User · turn 2 (not answered: the turn failed, and the message went back to the prompt)",
+        "## User · turn 2", "## User · turn 3",
+    ], "the export (and f2) number the turns as the trace and /cost do; the /run note is not a turn"
 
     users = [r for r in records(state) if r["kind"] == "user"]
     assert [(r.get("turn"), bool(r.get("note"))) for r in users] == [(1, False), (None, True), (2, False), (2, False), (3, False)]
@@ -169,10 +174,10 @@ async def test_the_export_keeps_retry_warnings_under_the_question_that_failed(fa
 
     markdown = state.transcript_markdown()
     assert "sent again later" not in markdown
-    failed = markdown.index("## User (not answered")
+    failed = markdown.index("## User · turn 1 (not answered")
     retries = [i for i in range(len(markdown)) if markdown.startswith("> **Warning**", i)]
     error = markdown.index("> **Error**")
-    resent = markdown.index("## User\n\nthe question")
+    resent = markdown.index("## User · turn 1\n\nthe question")
     assert len(retries) == 2 and failed < retries[0] < retries[1] < error < resent, markdown
     state.close()
 

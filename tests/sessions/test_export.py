@@ -31,7 +31,7 @@ def test_export_contains_messages_and_collapsible_tool_calls(store: SessionStore
     text = target.read_text()
     assert text.startswith(f"# Session {session.id}\n")
     assert "- Model: anthropic:claude-x" in text
-    assert "## User\n\nFind the auth files" in text
+    assert "## User · turn 1\n\nFind the auth files" in text, "numbered as everywhere (core.turns; derived for a record without it)"
     assert "## Assistant\n\nSearching." in text
     assert "<details><summary>tool executeFilePathCommand</summary>" in text
     assert '"command": "rg -l auth"' in text
