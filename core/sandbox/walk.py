@@ -105,6 +105,19 @@ def _git_referenced(config: str, worktree: str, git_dir: str) -> list[str]:
     return found
 
 
+_BARE_MARKS = frozenset({"HEAD", "objects", "refs"})
+_BARE_CONFIG = ("config", "hooks")
+
+
+def bare_repository_parts(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+    """A directory's ``config`` and ``hooks`` when it has a git directory's shape (``HEAD``, ``objects/``,
+    ``refs/``): git run inside it uses it as a (bare) repository, and runs what that config names."""
+    names = {entry.name for entry in entries}
+    if not _BARE_MARKS <= names:
+        return []
+    return [entry for entry in entries if entry.name in _BARE_CONFIG]
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -129,7 +142,14 @@ def scan_project(root: Path, visible: tuple[str, ...] = ()) -> ProjectScan:
             entries = list(os.scandir(current))
         except OSError:
             continue
+        bare = bare_repository_parts(entries)
+        for entry in bare:
+            (scan.protected_dirs if entry.is_dir(follow_symlinks=False) else scan.protected_files).append(entry.path)
+            if entry.name == "config":
+                scan.git_configs.append(entry.path)
         for entry in entries:
+            if entry in bare:
+                continue
             walked += 1
             if walked > MAX_WALKED:
                 scan.complete = False
@@ -222,9 +242,10 @@ def walk_protected(root: Path) -> Iterator[str]:
             entries = list(os.scandir(current))
         except OSError:
             continue
+        bare = bare_repository_parts(entries)
         for entry in entries:
             walked += 1
-            if is_protected_name(entry.name, top=current == top):
+            if entry in bare or is_protected_name(entry.name, top=current == top):
                 yield entry.path
                 continue
             try:

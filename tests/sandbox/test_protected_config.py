@@ -187,3 +187,25 @@ async def test_a_forged_mount_point_mark_does_not_keep_a_planted_git(sandbox, pl
     result = await run_command([*python, "-c", code], project_root=plain, bwrap=sandbox.bwrap, read_only=read_only)
     assert "planted" in result.output, result.output
     assert sorted(tree(plain)) == ["src", "src/app.py"]
+
+
+async def test_a_bare_repository_planted_in_the_tree_keeps_no_config(sandbox, tmp_path, plain):
+    """git in a directory shaped like a git directory (HEAD, objects/, refs/) uses its config: core.fsmonitor runs."""
+    script = ("mkdir -p src/objects src/refs; echo 'ref: refs/heads/main' > src/HEAD; "
+              "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > src/config; mkdir src/hooks; echo finished")
+    result = await sandboxed(sandbox, plain, script)
+    assert "finished" in result.output
+    assert not (plain / "src" / "config").exists() and not (plain / "src" / "hooks").exists()
+    done = subprocess.run(["git", "-c", "safe.bareRepository=all", "status"], cwd=plain / "src", capture_output=True, text=True)
+    assert not (plain / "src" / "PWNED").exists(), done.stderr
+    # an existing bare repository in the project: its config and hooks are read-only inside
+    existing = tmp_path / "fixture.git"
+    subprocess.run(["git", "init", "-q", "--bare", "--template=", str(existing)], check=True)
+    (existing / "hooks").mkdir(exist_ok=True)
+    moved = plain / "fixture.git"
+    existing.rename(moved)
+    config = (moved / "config").read_text()
+    result = await sandboxed(sandbox, plain, "echo '[core] fsmonitor = touch PWNED' >> fixture.git/config; "
+                             "echo x > fixture.git/hooks/post-checkout; echo finished")
+    assert "finished" in result.output
+    assert (moved / "config").read_text() == config and not (moved / "hooks" / "post-checkout").exists()
