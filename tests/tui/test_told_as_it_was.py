@@ -95,3 +95,18 @@ async def test_one_turn_number_in_the_trace_the_status_and_cost_live_and_after_c
         await finish_turn(pilot)
         assert [h.number for h in second.trace.query(TurnHeader)] == [1, 2, 3]
         assert second.status.metrics["user_turns"] == 3
+
+
+async def test_esc_mid_answer_still_counts_what_the_provider_reported(project: Path, fake_llm: FakeLLM) -> None:
+    """Anthropic bills the input it reported in message_start even when the user stops the answer."""
+    app = app_with_echo(priced_settings(project, fake_llm))
+    fake_llm.script(Reply(text="word " * 2000, chunk=5, tokens_per_second=100, input_tokens=40_000))
+    async with app.run_test(size=SMALL) as pilot:
+        await send(pilot, "write a lot")
+        await wait_for(pilot, lambda: any(m.text for m in widgets(app, AssistantMessage)))
+        await pilot.press("escape")
+        await finish_turn(pilot)
+        await settle(pilot)
+        assert widgets(app, AssistantMessage)[-1].stop_label.endswith("interrupted")  # the user's Esc is told as that
+        status = [row for row in screen_lines(app) if "Σ" in row]
+        assert status and "≥ $" in status[0], screen_lines(app)[-3:]
