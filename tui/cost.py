@@ -48,17 +48,21 @@ def _table(label: str | None, rows: list[tuple[str, dict[str, Any]]], *, label_n
 
 
 class ModelTable:
-    """The per-model table: a row per model when the names fit beside the figures, else each name on a line of its own above them.
+    """The per-model (or per-turn) table: a row per name when the names fit beside the figures, else each
+    name on a line of its own above them.
 
     At 80 columns the chat leaves about 40 for the table; the figures take 35 of them, and a
-    name squeezed into the rest broke into pieces of three letters (``cla|ude-|son…``).
+    name squeezed into the rest broke into pieces of three letters (``cla|ude-|son…``, ``tur|n``).
     """
 
-    def __init__(self, rows: list[tuple[str, dict[str, Any]]]) -> None:
+    def __init__(self, rows: list[tuple[str, dict[str, Any]]], *, label: str = "model", line_label: str = "") -> None:
         self.rows = rows
+        self.label = label
+        self.line_label = line_label
+        """Put before a name on its own line (``"turn "``: "turn 3" rather than a bare "3")."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        wide = _table("model", self.rows, label_no_wrap=True)
+        wide = _table(self.label, self.rows, label_no_wrap=True)
         if Measurement.get(console, options.update_width(10_000), wide).maximum <= options.max_width:  # every cell whole on one line
             yield wide
             return
@@ -69,7 +73,7 @@ class ModelTable:
             yield from line
             yield Segment.line()
         for (name, _), line in zip(self.rows, body):
-            yield Text(name, no_wrap=True, overflow="ellipsis")
+            yield Text(self.line_label + name, no_wrap=True, overflow="ellipsis")
             yield from line
             yield Segment.line()
 
@@ -89,7 +93,7 @@ def cost_report(session: Any, *, last_turns: int = 10) -> RenderableType:
     head.append(_cost(summary), style="bold")
     turns = summary["per_turn"]
     shown = [(str(row["turn"]), row) for row in turns[-last_turns:]]
-    parts: list[RenderableType] = [head, Text(""), _table("turn", shown)]
+    parts: list[RenderableType] = [head, Text(""), ModelTable(shown, label="turn", line_label="turn ")]  # "turn" whole, never "tur/n"
     if len(turns) > last_turns:
         parts.append(Text(f"(turns 1–{turns[-last_turns - 1]['turn']} not shown)", style="dim"))
     parts += [Text(""), ModelTable([(row["model"], row) for row in summary["per_model"]])]

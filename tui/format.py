@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 # Tool call status (core.events.TOOL_STATUSES, plus pending and running) -> icon, label and colour.
@@ -96,24 +97,52 @@ def context_figure(metrics: dict[str, Any]) -> tuple[float, str]:
     return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}" + (f"/{format_tokens(window)}" if window else "")
 
 
+ARGV_KEYS = ("command", "args")
+"""Arguments that hold a program's argv as a list (``runCommand``'s ``command``, ``runTests``' ``args``)."""
+
+
+def command_line(parameters: dict[str, Any]) -> str | None:
+    """The argv of a command tool's call as a shell would print it (``git status --short 'a b.py'``), else None."""
+    for key in ARGV_KEYS:
+        value = parameters.get(key)
+        if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+            return shlex.join(value)
+    return None
+
+
+def _other_args(parameters: dict[str, Any], shown: str) -> str:
+    """The arguments besides the one shown, compactly (``network=true timeout_s=30``)."""
+    return " ".join(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in parameters.items() if key != shown)
+
+
 def summarize_args(parameters: dict[str, Any], width: int = 60) -> str:
-    """A one-line summary of tool arguments: the main value if there is one, else compact JSON."""
+    """A one-line summary of tool arguments: the command line or the main value if there is one, else compact JSON."""
     if not parameters:
         return ""
-    for key in ("command", "prompt", "query", "path", "instruction"):
-        value = parameters.get(key)
-        if isinstance(value, str) and value:
-            text = value
-            break
+    line = command_line(parameters)
+    if line is not None:
+        shown = next(key for key in ARGV_KEYS if isinstance(parameters.get(key), list) and parameters[key])
+        text = " · ".join(part for part in (line, _other_args(parameters, shown)) if part)
     else:
-        text = json.dumps(parameters, ensure_ascii=False, default=str)
+        for key in ("command", "prompt", "query", "path", "instruction"):
+            value = parameters.get(key)
+            if isinstance(value, str) and value:
+                text = value
+                break
+        else:
+            text = json.dumps(parameters, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def pretty_args(parameters: dict[str, Any]) -> str:
-    """Tool arguments as indented JSON."""
-    return json.dumps(parameters, indent=2, ensure_ascii=False, default=str)
+    """Tool arguments as indented JSON; a command's argv first as its command line (``$ git status``)."""
+    line = command_line(parameters)
+    if line is None:
+        return json.dumps(parameters, indent=2, ensure_ascii=False, default=str)
+    shown = next(key for key in ARGV_KEYS if isinstance(parameters.get(key), list) and parameters[key])
+    rest = {key: value for key, value in parameters.items() if key != shown}
+    return f"$ {line}" + (f"\n{json.dumps(rest, indent=2, ensure_ascii=False, default=str)}" if rest else "")
 
 
 def truncate_lines(text: str, max_lines: int) -> tuple[str, int]:

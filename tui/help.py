@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from rich.console import Group
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
@@ -36,6 +37,52 @@ def key_sections(app_bindings: Iterable[Any]) -> list[tuple[str, list[Binding]]]
     return [(where, [b for b in bindings if isinstance(b, Binding)]) for where, bindings in owners]
 
 
+class KeysTable:
+    """The keys: a Key · Action · Where table when the actions get room beside the other two columns,
+    else (the chat is 42 columns wide at 80x24) each "where" as a heading over a Key · Action table,
+    so the action takes all the width the key leaves (it was squeezed to 15 columns between them).
+    """
+
+    KEY_CELLS = 20
+    """The key column's widest (longer key lists wrap at their " / ")."""
+    NARROW_KEY_CELLS = 10
+    """The key column when narrow: ``ctrl+home`` whole; a longer list of keys wraps at its " / "."""
+    ACTION_CELLS = 36
+    """The room an action needs beside the key and the place for the three-column table."""
+
+    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+        self.rows = rows
+        """(key, action, where) in the order shown."""
+
+    def _key_width(self) -> int:
+        return min(self.KEY_CELLS, max((cell_len(key) for key, _, _ in self.rows), default=3))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        key_width = self._key_width()
+        where_width = max((cell_len(where) for _, _, where in self.rows), default=5)
+        if options.max_width >= key_width + self.ACTION_CELLS + where_width + 4:
+            table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
+            table.add_column("Key", style="bold", max_width=self.KEY_CELLS)
+            table.add_column("Action")
+            table.add_column("Where", style="dim", no_wrap=True)
+            for row in self.rows:
+                table.add_row(*row)
+            yield table
+            return
+        key_width = min(key_width, self.NARROW_KEY_CELLS)
+        places = list(dict.fromkeys(where for _, _, where in self.rows))
+        for index, place in enumerate(places):
+            heading = Text(("" if index == 0 else "\n") + f"Keys: {place}", style="bold")
+            table = Table(box=None, padding=(0, 1, 0, 0), show_edge=False, show_header=False, expand=False)
+            table.add_column("Key", style="bold", width=key_width)
+            table.add_column("Action")
+            for key, action, where in self.rows:
+                if where == place:
+                    table.add_row(key, action)
+            yield heading
+            yield table
+
+
 def help_renderable(sections: Iterable[tuple[str, list[Binding]]], commands: Iterable[Any]) -> Group:
     """Keys (by where they work) and slash commands, as compact tables.
 
@@ -43,14 +90,9 @@ def help_renderable(sections: Iterable[tuple[str, list[Binding]]], commands: Ite
         sections: (where, bindings) pairs.
         commands: the command registry (``tui.commands.COMMANDS``); its slash commands are listed.
     """
-    keys = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
-    keys.add_column("Key", style="bold", max_width=20)
-    keys.add_column("Action")
-    keys.add_column("Where", style="dim", no_wrap=True)
-    for where, bindings in sections:
-        for binding in bindings:
-            if binding.description:
-                keys.add_row(_key_label(binding.key), binding.tooltip or binding.description, where)
+    rows = [(_key_label(binding.key), binding.tooltip or binding.description, where)
+            for where, bindings in sections for binding in bindings if binding.description]
+    keys = KeysTable(rows)
     table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
     table.add_column("Command", style="bold")
     table.add_column("What it does")

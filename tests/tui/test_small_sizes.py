@@ -77,9 +77,11 @@ class TestStatusLine:
     def test_wide_shows_everything(self) -> None:
         assert fit_line(parts(), 200).plain == " anthropic:claude-sonnet-4-5 · turn 3 · tools 2/10 · ██████░░ ~172k/200k ⚠ 86% of context · ready · Σ 412k $1.37"
 
-    def test_narrow_drops_turn_tools_spend_then_meter(self) -> None:
-        assert fit_line(parts(), 80).plain == " anthropic:claude-sonnet-4-5 · ██████░░ ~172k/200k ⚠ 86% of context · ready"
-        assert fit_line(parts(), 60).plain == " anthropic:claude-sonnet-4-5 · ~172k/200k · ready"
+    def test_narrow_drops_vendor_meter_spend_warning_then_turn_and_keeps_the_tool_counter(self) -> None:
+        assert fit_line(parts(), 100).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k ⚠ 86% of context · ready · Σ 412k $1.37"
+        assert fit_line(parts(), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k ⚠ 86% of context · ready"
+        assert fit_line(parts("running readFile…"), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k · running readFile…"
+        assert fit_line(parts(), 60).plain == " claude-sonnet-4-5 · tools 2/10 · ~172k/200k · ready"
 
     def test_too_narrow_even_then_keeps_the_model_name_and_the_state(self) -> None:
         line = fit_line(parts("running executeFilePathCommand"), 64).plain

@@ -10,20 +10,23 @@ from textual.widgets import Static, TextArea
 
 
 class TextViewScreen(ModalScreen[None]):
-    """Shows ``text`` in a scrollable, selectable, read-only area; Esc or q closes."""
+    """Shows ``text`` in a scrollable, selectable, read-only area, long lines wrapped (at 80 columns a
+    transcript's paragraphs are one line each); Esc or q closes."""
 
     BINDINGS = [Binding("escape,q", "dismiss", "Close", id="view.close")]
 
-    def __init__(self, title: str, text: str, *, language: str | None = None) -> None:
+    def __init__(self, title: str, text: str, *, language: str | None = None, wrap: bool = True) -> None:
+        """``wrap``: long lines wrap at the screen's width (a wrapped line keeps one line number); False scrolls sideways."""
         super().__init__(classes="text-view-screen")
         self.title_text = title
         self.text = text
         self.language = language
+        self.wrap = wrap
 
     def compose(self) -> ComposeResult:
         with Vertical(id="text-view") as box:
             box.border_title = self.title_text
-            area = TextArea(self.text, read_only=True, show_line_numbers=True, soft_wrap=False, id="text-view-area")
+            area = TextArea(self.text, read_only=True, show_line_numbers=True, soft_wrap=self.wrap, id="text-view-area")
             area.cursor_blink = False
             if self.language:
                 try:

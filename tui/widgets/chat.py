@@ -16,6 +16,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from core.plan import split_plan
 from core.types import ToolCall
+from tui.widgets.markdown_code import FoldingFence
 from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import NEVER_RAN, STATUS_ICONS, STATUS_LABELS, STATUS_STYLES, format_duration, status_timing, summarize_args
 from tui.plan import TagFilter
@@ -412,7 +413,9 @@ class NoteMessage(Static):
 
 
 class MarkdownNote(Markdown):
-    """App-provided Markdown (``/help``, onboarding, file lists)."""
+    """App-provided Markdown (``/help``, onboarding, file lists, ``/task`` results and diffs); long code lines fold."""
+
+    BLOCKS = {**Markdown.BLOCKS, "fence": FoldingFence, "code_block": FoldingFence}
 
     def __init__(self, markdown: str, *, title: str = "", classes: str = "") -> None:
         super().__init__(markdown, classes=f"md-note {classes}".strip())

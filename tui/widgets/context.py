@@ -71,9 +71,9 @@ class ContextPane(Vertical):
         self.metrics: dict[str, Any] = {"estimated_tokens": 0, "context_estimated_tokens": 0, "context_window": budget}
         """The handler's context figure (:class:`core.usage.ContextMeter` keys), as the status line shows it."""
         self._list = OptionList(id="context-files")
-        # The scrollbar's column is kept whether or not it shows: OptionList caches each row's
-        # render without its width, so a scrollbar appearing later (the total growing to two
-        # lines shrinks the list) covered the token counts at the rows' right end.
+        # The scrollbar's column is always kept (one cell): at 80x24 the list's height can equal
+        # its rows exactly, its scrollbar then comes and goes from one layout to the next, and the
+        # screen kept the old scrollbar's track over the rows' last cells ("1.2k" read "1.").
         self._list.styles.scrollbar_gutter = "stable"
         self._list.styles.scrollbar_size_vertical = 1
         self._total = Static("", id="context-total", markup=False)
