@@ -108,6 +108,7 @@ INTERNALS = [
     Internal("rich._loop:loop_last", "tui/wrap.py", params("values")),
     Internal("textual.message_pump:MessagePump._on_message", "tui/widgets/prompt.py (PromptInput guards every handler by wrapping it)", params("self", "message", coroutine=True)),
     Internal("textual.message_pump:MessagePump._dispatch_message", "tui/widgets/prompt.py (events and messages both reach _on_message)", source_has("await self.on_event(message)", "await self._on_message(message)")),
+    Internal("textual.dom:DOMNode.__init__", "tui/widgets/prompt.py (PromptInput runs its own bindings from _bindings.key_to_bindings)", source_has("self._bindings = (")),
     Internal("textual.message_pump:MessagePump.on_event", "tui/widgets/prompt.py (events reach _on_message)", source_has("await self._on_message(event)")),
 ]
 

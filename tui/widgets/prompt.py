@@ -191,7 +191,7 @@ class PromptInput(TextArea):
             event.prevent_default()
             event.stop()
             self._offer([])
-        elif await self._run_own_binding(event.key):
+        elif not event.is_printable and await self._run_own_binding(event.key):  # typed text is TextArea's to insert
             event.prevent_default()  # enter submits instead of inserting a newline; TextArea's own handling is skipped
             event.stop()
 
@@ -202,13 +202,16 @@ class PromptInput(TextArea):
         has already inserted the characters typed after it: ``aaa`` ctrl+j ``bbb`` in one burst became
         ``aaabbb`` and a newline, and a burst of Backspaces deleted what was typed after them.
 
+        The prompt's own map is read directly (``Screen.active_bindings`` took a millisecond a key);
+        the app sets no keymap, which Textual would apply to a copy of it.
+
         Returns:
             True when a binding of the prompt handled the key (False: it goes on to the app's bindings).
         """
-        active = self.screen.active_bindings.get(key)
-        if active is None or active.node is not self or not active.enabled:
-            return False
-        return await self.app.run_action(active.binding.action, self)
+        for binding in self._bindings.key_to_bindings.get(key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):  # run_action asks check_action
+                return True
+        return False
 
     def action_submit(self) -> None:
         current = self.menu.current
