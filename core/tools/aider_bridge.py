@@ -165,18 +165,17 @@ def child_environment(
     return env
 
 
-def repository_git_environment(project_root: Path) -> dict[str, str | None]:
-    """GitPython's per-repository environment: :func:`core.gitutil.git_env`'s ``GIT_*`` variables, inherited
-    ones it drops unset (None), so aider's git in this process runs no hook, fsmonitor, pager or other
-    program the repository names, whatever ``os.environ`` holds.
+def repository_git_environment(project_root: Path) -> dict[str, str]:
+    """GitPython's per-repository environment: :func:`core.gitutil.git_env`'s ``GIT_*`` variables, so
+    aider's git in this process runs no hook, fsmonitor, pager or other program the repository names,
+    whatever ``os.environ`` holds. (GitPython adds to the inherited environment and cannot unset a
+    variable: other ``GIT_*`` variables of the app's own process are cleared at start by
+    ``core.app.Application``, through :func:`core.gitutil.harden_git_environment`.)
 
     Raises:
         GitRefused: the repository points git outside the project.
     """
-    env = git_env(project_root, base=os.environ)
-    wanted: dict[str, str | None] = {key: value for key, value in env.items() if key.startswith("GIT_")}
-    wanted.update({key: None for key in os.environ if key.startswith("GIT_") and key not in env})
-    return wanted
+    return {key: value for key, value in git_env(project_root, base=os.environ).items() if key.startswith("GIT_")}
 
 
 # -- aider, imported lazily ----------------------------------------------------
