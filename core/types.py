@@ -109,7 +109,13 @@ class ApprovalRequest:
     detail: str
     reason: str = ""
     session_key: str = ""
-    """Key under which "always for this session" is remembered (e.g. the program name)."""
+    """Key under which "always for this session" is remembered (e.g. the program name); empty when
+    the answer is never remembered (a network command, an unsandboxed run, read-only mode's /task)."""
+
+    @property
+    def offers_session(self) -> bool:
+        """Whether "always for this session" may be offered: only when it will be honoured."""
+        return bool(self.session_key)
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]

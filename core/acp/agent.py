@@ -300,7 +300,8 @@ class AssistantAgent:
         async def approve(request: ApprovalRequest) -> Decision:
             tool_call = permission_tool_call(request.tool_call, request.detail, request.reason, project_root)
             try:
-                response = await self.conn.request_permission(session_id=session_id, tool_call=tool_call, options=PERMISSION_OPTIONS)
+                options = PERMISSION_OPTIONS if request.offers_session else [o for o in PERMISSION_OPTIONS if o.kind != "allow_always"]
+                response = await self.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options)
             except (ConnectionError, RequestError) as exc:
                 log.warning("permission request failed (%s); denying %s", exc, request.tool_call.name)
                 return Decision.DENY

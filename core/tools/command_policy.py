@@ -43,6 +43,7 @@ from core.tools.command_syntax import (
     refuse_option,
     split_pipeline,
 )
+from core.tools.env_dirs import find_pruning, grep_excludes, present_env_dirs
 from core.tools.git_policy import plan_git
 from core.tools.paths_guard import PathRefused, resolve_in_root
 from core.tools.program_options import FD, FILTERS, GREP, GREP_LISTING, LS, RG, RG_LISTING, VIEWERS
@@ -80,6 +81,8 @@ class CommandPlan:
     approvals: tuple[Approval, ...] = ()
     filter_secrets: bool = False
     """The first stage searches file contents: drop output lines from secret files before anyone sees them."""
+    skipped_dirs: tuple[str, ...] = ()
+    """Environment directories a ``grep -r`` leaves out (``find`` reports its own: :mod:`core.tools.env_dirs`)."""
 
 
 def _forbidden(reason: str) -> CommandRefused:
@@ -96,6 +99,7 @@ class _Stage:
         self.first = first
         self.approvals: list[Approval] = []
         self.searches_content = False
+        self.skipped_dirs: list[str] = []
 
     def path(self, raw: str, *, reads: bool = False) -> None:
         """Refuse a path outside the root; with ``reads``, also a secret file (by name or content)."""
@@ -153,9 +157,11 @@ def _find(args: list[str], stage: _Stage) -> list[str]:
     i = 0
     while i < len(args) and (args[i] in ("-H", "-P", "-D", "--") or re.fullmatch(r"-O\d*", args[i])):
         i += 2 if args[i] == "-D" else 1
+    options_end = i
     while i < len(args) and not args[i].startswith("-") and args[i] not in ("(", ")", "!", ","):
         stage.path(args[i])
         i += 1
+    starts_end = i
     while i < len(args):
         token = args[i]
         if token in _FIND_FILE_REFS or re.fullmatch(r"-newer[aBcm][aBcmt]", token):
@@ -171,7 +177,8 @@ def _find(args: list[str], stage: _Stage) -> list[str]:
         else:
             raise _forbidden(f"find {token[:60]} is not a find primary this tool knows to be safe for a read-only "
                              "command; use -name, -path, -type, -maxdepth, -newer, -size, -print...")
-    return ["find", *args]
+    pruned = find_pruning(args[options_end:starts_end], args[starts_end:]) if stage.first else None
+    return ["find", *args[:options_end], *pruned] if pruned is not None else ["find", *args]
 
 
 def _ls(args: list[str], stage: _Stage) -> list[str]:
@@ -244,6 +251,10 @@ def _grep(args: list[str], stage: _Stage) -> list[str]:
     stage.content_search()
     excludes = [f"--exclude={g}" for g in SEARCH_EXCLUDE_GLOBS]
     excludes += [f"--exclude-dir={d}" for d in (".git", *sorted(SECRET_DIRS))]
+    env_excludes = grep_excludes(args)
+    if env_excludes and parsed.has("-r", "-R", "--recursive", "--dereference-recursive"):
+        excludes += env_excludes
+        stage.skipped_dirs += present_env_dirs(stage.top, files)
     return ["grep", *_insert(args, parsed.end, [*excludes, *extra])]
 
 
@@ -402,10 +413,13 @@ def plan_command(command: str, project_root: Path) -> CommandPlan:
     stages: list[tuple[str, ...]] = []
     approvals: list[Approval] = []
     filter_secrets = False
+    skipped: list[str] = []
     top = project_root.resolve()
     for index, words in enumerate(split_pipeline(command)):
         stage = _Stage(project_root, first=index == 0, top=top)
         stages.append(tuple(_plan_stage(words, stage)))
         approvals.extend(stage.approvals)
         filter_secrets = filter_secrets or stage.searches_content
-    return CommandPlan(stages=tuple(stages), approvals=tuple(approvals), filter_secrets=filter_secrets)
+        skipped += stage.skipped_dirs
+    return CommandPlan(stages=tuple(stages), approvals=tuple(approvals), filter_secrets=filter_secrets,
+                       skipped_dirs=tuple(skipped))

@@ -2,8 +2,9 @@
 
 Also what ``/run``, ``/test`` and ``auto_test`` use. Approval follows
 ``command_approval``: ``ask`` (each run; "always" remembers the program for the
-session), ``sandbox-auto`` (sandboxed runs need none) or ``deny``. A command that
-wants the network always asks the user. Without a working sandbox, commands are
+session), ``sandbox-auto`` (sandboxed runs need none) or ``deny``; "always" is keyed by
+the program as the sandbox resolves it (:meth:`CommandTools.program_key`). A
+command that wants the network always asks the user, and is never remembered. Without a working sandbox, commands are
 refused with the install command, unless ``allow_unsandboxed`` is set: then each
 one asks, every time, and says it will run unsandboxed.
 """
@@ -11,9 +12,11 @@ one asks, every time, and says it will run unsandboxed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Sequence
@@ -164,8 +167,36 @@ class CommandTools:
             return Verdict("ask", detail=f"{shown}\n\nruns {where}.")
         if self.settings.command_approval == "sandbox-auto" or self.settings.approval_mode == "allow":
             return Verdict("allow")
-        program = Path(argv[0]).name if argv else ""
-        return Verdict("ask", session_key=f"runCommand:{program}", detail=f"{shown}\n\nruns {where}.")
+        return Verdict("ask", session_key=self.program_key("runCommand", argv), detail=f"{shown}\n\nruns {where}.")
+
+    def program_key(self, tool: str, argv: Sequence[str]) -> str:
+        """What "always for this session" remembers for ``argv``: the program as the sandbox will find it.
+
+        The program is resolved on the sandbox's PATH (the project's ``.venv/bin`` and
+        ``node_modules/.bin`` first). Outside the project the key is its path; inside, its
+        path and a hash of its content, so a ``./pytest`` or ``.venv/bin/pytest`` the model
+        plants (or rewrites) never rides on an earlier "always pytest". Empty (never
+        remembered) when it cannot be resolved or read.
+        """
+        if not argv or not argv[0]:
+            return ""
+        from core.sandbox.bwrap import sandbox_path
+
+        program = argv[0]
+        if "/" in program:
+            found = str(self.project_root / program) if not os.path.isabs(program) else program
+        else:
+            found = shutil.which(program, path=sandbox_path(self.project_root, self.read_only_paths())) or ""
+        if not found:
+            return ""
+        resolved = Path(found).resolve()
+        if not resolved.is_relative_to(self.project_root):
+            return f"{tool}:{resolved}"
+        try:
+            digest = hashlib.sha256(resolved.read_bytes()).hexdigest()[:16]
+        except OSError:
+            return ""
+        return f"{tool}:{resolved}@{digest}"
 
     # -- the tools -----------------------------------------------------------------
     def register(self, handler: Any) -> bool:
@@ -187,7 +218,8 @@ class CommandTools:
         except TestCommandError:
             return Verdict("allow")  # the executor reports it
         verdict = await self.verdict(argv + list(params.get("args") or []), False)
-        return Verdict(verdict.action, verdict.reason, "runTests" if verdict.session_key else "", verdict.detail)
+        key = self.program_key("runTests", argv) if verdict.session_key else ""
+        return Verdict(verdict.action, verdict.reason, key, verdict.detail)
 
     async def run_command_tool(self, params: dict[str, Any]) -> TaskResult:
         argv = params.get("command")

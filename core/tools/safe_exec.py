@@ -31,6 +31,7 @@ from typing import Any, Literal, Mapping, Sequence
 from core.gitutil import GitRefused, git_env, user_identity
 from core.sandbox.preflight import SandboxStatus
 from core.tools.command_policy import SOURCES, Approval, CommandRefused, ls_listing_dir, plan_command
+from core.tools.env_dirs import skipped_note, take_skipped
 from core.tools.find_sandbox import CHILD_PATH, known_status, sandbox_status, sandboxed_env, sandboxed_stages
 from core.tools.output_paths import MAX_CHECKED_LINES, FoundPaths, find_paths_in_output, parse_file_paths_from_output
 from core.tools.paths_guard import is_inside, relative_display
@@ -73,7 +74,8 @@ FILE_PATH_COMMAND_SPEC: dict[str, Any] = {
         "rg, fd; cat, head, tail, wc, nl, file, stat on project files; filters after '|': head, tail, sort, uniq, "
         "wc, grep; with the user's approval git's read-only subcommands (status, log, diff, show...). Anything else "
         "is refused, as are ';', '&&', '$(...)', redirection, find -exec/-delete, paths outside the project and "
-        "secret files (.env, keys). Example: find . -name '*.py' | grep auth"
+        "secret files (.env, keys). find and grep -r leave out .venv, node_modules, __pycache__ and other "
+        "environment directories unless you name one as a path. Example: find . -name '*.py' | grep auth"
     ),
     "input_schema": {
         "type": "object",
@@ -183,7 +185,7 @@ async def _approve(
         title=f"Run {', '.join(keys)}?",
         detail=display,
         reason=why,
-        session_key=",".join(keys),
+        session_key=",".join(keys) if session_allowed is not None else "",  # offered only when remembered
     )
     try:
         decision = Decision(await approve(request))
@@ -443,16 +445,19 @@ async def execute_command_safely(
     if withheld:
         log.info("withheld %d output line(s) of secret or unnamed files", withheld)
     masked = 0
+    stderr, skipped = take_skipped(stderr)
     if bwrap is not None and stderr:
         stderr, masked = without_masked_errors(stderr)
     notes = [MASKED_NOTE.format(masked)] if masked else []
+    if note := skipped_note(skipped or list(plan.skipped_dirs)):
+        notes.append(note)
     common = dict(stdout=stdout, stderr=stderr, returncode=code, truncated=truncated, argv=stages, decision=decision)
     if status == "timeout":
         return finish("timeout", reason=f"The command ran longer than {timeout:g} s and was stopped. "
                       "Narrow the search (a subdirectory, -maxdepth, a more specific pattern).", **common)
     if truncated:
-        return finish("success", reason=f"The output passed {max_output} bytes; it was cut there and the command "
-                      "was stopped. Narrow the search.", **common)
+        return finish("success", reason=" ".join([f"The output passed {max_output} bytes; it was cut there and the "
+                                                  "command was stopped. Narrow the search.", *notes]), **common)
     program = Path(stages[-1][0]).name
     quiet = not stderr.strip()
     if code == 0 or (program in _NO_MATCH_IS_ONE and quiet and (code == 1 or (code == 2 and masked))):

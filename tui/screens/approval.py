@@ -71,12 +71,21 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Static(Text(visible_text(f"Always this session: {request.session_key} runs without asking again."), style="dim"), id="approval-session")
             with Horizontal(id="approval-buttons"):
                 yield Button("Allow once (y)", id="allow_once", variant="success")
-                yield Button("Always this session (a)", id="allow_session", variant="primary")
+                if request.offers_session:  # offered only when it will be honoured (never for network commands)
+                    yield Button("Always this session (a)", id="allow_session", variant="primary")
                 yield Button("Deny (n)", id="deny", variant="error")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.action_decide(str(event.button.id))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``a`` does nothing (and is not shown) when "always" would not be honoured."""
+        if action == "decide" and parameters == ("allow_session",) and not self.request.offers_session:
+            return False
+        return True
+
     def action_decide(self, decision: str) -> None:
+        if decision == Decision.ALLOW_SESSION and not self.request.offers_session:
+            return
         self.dismiss(Decision(decision))
