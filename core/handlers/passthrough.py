@@ -105,7 +105,9 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
         self._init_spending()
         self._init_requests(PASSTHROUGH_INSTRUCTIONS)
-        self.register_tool({**FILE_PATH_COMMAND_SPEC, "takes_call_id": True}, self._file_path_command)
+        self.register_tool({**FILE_PATH_COMMAND_SPEC, "takes_call_id": True, "read_only": True}, self._file_path_command)
+        if hasattr(task_system, "approve_changes"):
+            task_system.approve_changes = self.approve_task  # /task runs that change files ask in read-only mode
 
     # -- public entry points -------------------------------------------------
     def reset_conversation(self) -> None:
@@ -462,8 +464,38 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         self.emit(ev.ApprovalRecorded(call=call, decision=decision, waited=round(waited, 4)))
         return decision
 
+    async def approve_task(self, key: str, inputs: dict[str, Any]) -> str | None:
+        """Whether a ``/task`` run that changes files (aider) may go ahead: None, or why not.
+
+        In read-only mode (``approval_mode=deny``) it asks the user every time (no "always"):
+        the user typed the task, but read-only means nothing changes unless they say so now.
+        """
+        if self.config.approval_mode != "deny":
+            return None
+        if self.approve is None:
+            return f"the approval mode is read-only (deny) and nobody can approve /task {key} here."
+        shown = "\n".join(f"{name}: {value}" for name, value in inputs.items())
+        request = ApprovalRequest(
+            tool_call=ToolCall(id=f"task-{uuid.uuid4().hex[:8]}", name=f"/task {key}", parameters=dict(inputs)),
+            title=f"Run /task {key} in read-only mode?",
+            detail=shown,
+            reason="The approval mode is read-only (deny), and this task changes files.",
+        )
+        try:
+            decision = Decision(await self.approve(request))
+        except Exception:  # noqa: BLE001 - a broken prompt must not run the task
+            log.exception("approval callback failed; treating as deny")
+            decision = Decision.DENY
+        return None if decision.allowed else f"you declined /task {key} (the approval mode is read-only)."
+
     async def _approval_for(self, call: ToolCall, spec: dict[str, Any]) -> tuple[Decision, bool, str] | None:
-        """None when no approval is needed; else (decision, automatic, reason)."""
+        """None when no approval is needed; else (decision, automatic, reason).
+
+        Read-only mode (``approval_mode=deny``) comes first: a tool that may change anything
+        (:func:`changes_things`) is refused whatever its policy, ``--yes`` or an earlier "always".
+        """
+        if self.config.approval_mode == "deny" and changes_things(call.name, spec):
+            return Decision.DENY, True, DENY_MODE_REASON
         policy = spec.get("approval_policy")
         if callable(policy):
             return await self._approval_by_policy(call, await call_sync_or_async(policy, call.parameters))
@@ -584,6 +616,21 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             session_allowed=self.session_allowed,
             tool_call_id=tool_call_id,
         )
+
+READ_ONLY_TOOLS = frozenset({"readFile", "executeFilePathCommand", "listTasks", "askUser"})
+"""Tools that change nothing (executeFilePathCommand: an allowlist of readers, in a read-only sandbox)."""
+DENY_MODE_REASON = ("the approval mode is read-only (approval_mode=deny): tools that change files or run "
+                    "programs (aider, runCommand, runTests, MCP tools not marked read-only) are refused. Read and "
+                    "search files instead, and tell the user what you would change.")
+
+
+def changes_things(name: str, spec: dict[str, Any]) -> bool:
+    """Whether a tool may change anything: every tool not known to be read-only (an allowlist)."""
+    if name in READ_ONLY_TOOLS or spec.get("read_only") is True:
+        return False
+    mcp = spec.get("mcp")
+    return not (isinstance(mcp, dict) and mcp.get("read_only") is True and not spec.get("requires_approval"))
+
 
 def split_mode(query: str) -> tuple[str, str]:
     """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from core.callables import call_sync_or_async
 from core.compat.tasks import TaskSystemSpecApi
@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 
 TaskExecutor = Callable[[dict[str, Any]], Any]
 """Called with the task's inputs; may be async; returns a TaskResult or any plain value."""
+ChangeGate = Callable[[str, dict[str, Any]], Awaitable["str | None"]]
+"""Asked before a task that changes files runs: None to go ahead, else why not (the handler's ``approve_task``)."""
+CHANGES_FILES = frozenset({"aider:automatic", "aider:interactive"})
+"""Tasks that edit the project's files."""
 
 
 def task_failure(content: str, **metadata: Any) -> TaskResult:
@@ -56,6 +60,8 @@ class TaskSystem(TaskSystemSpecApi):
         self.templates: dict[str, TaskTemplate] = {}
         self.programmatic_executors: dict[str, TaskExecutor] = {}
         self.aider_bridge = aider_bridge
+        self.approve_changes: ChangeGate | None = None
+        """Set by the handler: read-only mode asks before a task in :data:`CHANGES_FILES` runs."""
         for template in templates:
             self.register_template(template)
         if aider_bridge is not None:
@@ -113,6 +119,10 @@ class TaskSystem(TaskSystemSpecApi):
                 f"Task {key} needs {', '.join(missing)}; usage: {template.usage()}", task=key, error="missing_input"
             )
         executor = self.programmatic_executors.get(key)
+        if executor is not None and key in CHANGES_FILES and self.approve_changes is not None:
+            refusal = await self.approve_changes(key, inputs)
+            if refusal:
+                return task_failure(f"Task {key} was not run: {refusal}", task=key, error="denied")
         if executor is not None:
             return await self._run_executor(key, executor, inputs)
         if template is None:
