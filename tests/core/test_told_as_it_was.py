@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from core import events as ev
-from core.sessions import load_session
+from core.sessions import SessionStore, load_session
 from tests.fake_llm import Drop, FakeLLM, HTTPError, Reply, StreamError, Tool
 from tests.reliability.support import make_application
 
@@ -84,6 +84,8 @@ async def test_one_turn_number_live_in_the_ledger_the_transcript_and_after_a_res
     trace_turns = sorted({_turn_of(r["ts"], users) for r in records(state) if r["kind"] == "trace"})
     assert trace_turns == [1, 3]
     state.close()
+    (listed,) = SessionStore().list(project)
+    assert listed.turn_count == 3, "the session picker counts the same turns (not the note, not the retracted send)"
 
     again = make_application(kind, fake_llm, project, record=False).session_state
     again.start(continue_latest=True)
