@@ -43,7 +43,7 @@ class ContextPane(Vertical):
     """Files in context: picked ones solid, suggestions dim; the total against the budget."""
 
     BINDINGS = [
-        Binding("delete,d", "drop", "Drop", tooltip="Drop the file from the context (or dismiss a suggestion); u undoes", id="context.drop"),
+        Binding("d,delete", "drop", "Drop", tooltip="Drop the file from the context (or dismiss a suggestion); u undoes", id="context.drop"),
         Binding("u,ctrl+z", "undo", "Undo", tooltip="Put back the file dropped last (or the suggestion dismissed last)", id="context.undo"),
         Binding("a", "accept", "Accept", tooltip="Accept a suggested file into the context", id="context.accept"),
         Binding("r", "read_only", "Read-only", tooltip="Toggle read-only (aider may read but not edit it); Enter previews", id="context.read_only"),
