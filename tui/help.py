@@ -45,8 +45,8 @@ class KeysTable:
 
     KEY_CELLS = 20
     """The key column's widest (longer key lists wrap at their " / ")."""
-    NARROW_KEY_CELLS = 10
-    """The key column when narrow: ``ctrl+home`` whole; a longer list of keys wraps at its " / "."""
+    NARROW_KEY_CELLS = 11
+    """The key column when narrow: ``shift+enter`` whole; a longer list of keys wraps at its " / "."""
     ACTION_CELLS = 36
     """The room an action needs beside the key and the place for the three-column table."""
 

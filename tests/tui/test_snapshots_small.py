@@ -54,9 +54,9 @@ class TestStatusLineSmall:
     """The main screen mid-turn at 80x24: status line, footer, trace header and a long URL."""
 
     def test_keeps_model_context_state(self, snap_compare, settings, project):
-        """Status line (orange: the context is 86% full): "claude-sonnet-4-5 · ~172k/200k ·
-        running executeFilePathCommand…"-like: model, context figures and state kept, turn, tools,
-        spend and the meter left out. Footer: Send, Newline, esc Cancel, Pick, … f1 Help and ^p palette,
+        """Status line (orange: the context is 86% full): "claude-sonnet-4-5 · tools 1/10 · ~172k/200k ·
+        running executeFilePathCommand…": model, the tool counter, context figures and state kept; the
+        provider's prefix, the meter, the spend, the warning's words and the turn left out (in that order). Footer: Send, Newline, esc Cancel, Pick, … f1 Help and ^p palette,
         whole keys only. Trace: "turn 1 · where is the token checked in the…" cut with an ellipsis.
         Chat: the URL broken after "/" and "-", never inside a word."""
         find = ToolCall(id="call_1", name="executeFilePathCommand", parameters={"command": "git ls-files '*.py'"})
