@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.filter import LineFilter
 
-from tui import commands, wrap
+from tui import commands, draft, wrap
 from tui.commands import COMMANDS, complete
 from tui.context_ops import FileContext
 from tui.conversation import Conversation
@@ -100,7 +100,7 @@ class AssistantApp(App[None]):
         self.context_pane = ContextPane(id="context")  # the settings' limits arrive in StartUp.run (after the first frame for the CLI)
         self.trace = ToolTrace(clock=self.clock, id="trace")
         self.status = StatusLine(provider=self.engine.provider_label, id="status")
-        prompt_area = PromptArea(completer=partial(complete, files=self.files), id="prompt-area")
+        prompt_area = PromptArea(completer=partial(complete, files=self.files), draft=draft.take(self.engine.project_root), keep_draft=partial(draft.keep, self.engine.project_root), id="prompt-area")
         self.prompt = prompt_area.input
         self.file_context = FileContext(self.engine, self.context_pane, self.chat, self)
         self.pane_focus = PaneFocus(self, self.prompt, context=self.context_pane, trace=self.trace, chat=self.chat)

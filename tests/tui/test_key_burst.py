@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import pytest
 from textual import events
 from textual.keys import _character_to_key
 
@@ -110,3 +111,29 @@ async def test_an_error_in_the_prompt_keeps_the_app_and_the_text(project: Path, 
         assert any(record.exc_info and "completer bug" in str(record.exc_info[1]) for record in caplog.records)
         await pilot.press("enter")  # still usable: the text is sent whole
         await wait_for(pilot, lambda: handler.queries == ["keep me"])
+
+
+async def test_what_was_typed_survives_an_error_that_ends_the_app(project: Path, settings) -> None:
+    """An error outside the prompt still ends the app (Textual's rule; nothing in the app swallows it), but the
+    prompt's text is kept and is back in the prompt at the next start in the project, with a notice."""
+    app, _ = scripted_app(project, settings)
+
+    def broken() -> None:
+        raise RuntimeError("a bug elsewhere")
+
+    with pytest.raises(RuntimeError, match="a bug elsewhere"):
+        async with app.run_test(size=SIZE) as pilot:
+            await app.wait_started()
+            app.prompt.insert("half a\nthought")
+            app.call_later(broken)
+            await wait_for(pilot, lambda: not app.is_running, what="the app ended by the error")
+    assert app.return_code == 1
+    again, _ = scripted_app(project, settings)
+    async with again.run_test(size=SIZE) as pilot:
+        await again.wait_started()
+        assert again.prompt.text == "half a\nthought"
+        assert any("back in the prompt" in n.message for n in again._notifications)
+    later, _ = scripted_app(project, settings)
+    async with later.run_test(size=SIZE) as pilot:  # put back once: a normal quit keeps nothing
+        await later.wait_started()
+        assert later.prompt.text == ""

@@ -152,7 +152,15 @@ class PromptInput(TextArea):
             super().__init__()
             self.completion = completion
 
-    def __init__(self, *, completer: Completer | None = None, history: list[str] | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        completer: Completer | None = None,
+        history: list[str] | None = None,
+        draft: str = "",
+        keep_draft: Callable[[str], None] | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(
             id=id,
             tab_behavior="focus",
@@ -171,6 +179,19 @@ class PromptInput(TextArea):
         self.pastes = PasteStore()
         """Large pastes behind the chips (kept for the run: recalled history entries hold chips)."""
         self._has_chip = False
+        self._draft_kept = draft
+        """What was typed when the app last ended on an error (shown at mount)."""
+        self.keep_draft = keep_draft
+        """Called with the prompt's text when the app ends on an error (an error in another widget still ends it)."""
+
+    def on_mount(self) -> None:
+        if self._draft_kept:
+            self._load(self._draft_kept)
+            self.notify("What you had typed when assistant-tui stopped on an error is back in the prompt.", timeout=8)
+
+    def on_unmount(self) -> None:
+        if self.keep_draft is not None and self.app.return_code and self.text.strip():
+            self.keep_draft(self.pastes.expand(self.text))
 
     # -- keys ------------------------------------------------------------
     async def _on_message(self, message: Message) -> None:
@@ -420,10 +441,18 @@ class PromptArea(Vertical):
     }
     """
 
-    def __init__(self, *, completer: Completer | None = None, history: list[str] | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        completer: Completer | None = None,
+        history: list[str] | None = None,
+        draft: str = "",
+        keep_draft: Callable[[str], None] | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.completion_menu = CompletionMenu(id="completion")
-        self.input = PromptInput(completer=completer, history=history, id="prompt")
+        self.input = PromptInput(completer=completer, history=history, draft=draft, keep_draft=keep_draft, id="prompt")
 
     def compose(self) -> ComposeResult:
         yield self.completion_menu
