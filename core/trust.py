@@ -41,20 +41,9 @@ def trusted_projects_file() -> Path:
 
 
 def _open_config_dir(create: bool) -> int:
-    """A descriptor of the config directory, never through a symlink (created 0700 when ``create``)."""
-    directory = paths.config_dir()
-    if create:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            directory.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    if create:
-        info = os.fstat(fd)
-        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
-            os.fchmod(fd, 0o700)
-    return fd
+    """A descriptor of the config directory, never through a symlink (made 0700 when ``create``)."""
+    directory = paths.private_dir(paths.config_dir()) if create else paths.config_dir()
+    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
 
 
 def _trusted_lines() -> set[str]:
@@ -64,7 +53,7 @@ def _trusted_lines() -> set[str]:
     except OSError:
         return set()
     try:
-        fd = os.open(LIST_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        fd = os.open(LIST_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
         if os.path.lexists(trusted_projects_file()):
             log.warning("not reading %s: %s", trusted_projects_file(), exc)
@@ -105,7 +94,8 @@ def trust_project(project_root: Path) -> None:
     try:
         dir_fd = _open_config_dir(create=True)
         try:
-            fd = os.open(LIST_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600, dir_fd=dir_fd)
+            fd = os.open(LIST_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         paths.PRIVATE_FILE_MODE, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
     except OSError as exc:
@@ -113,9 +103,9 @@ def trust_project(project_root: Path) -> None:
                          "remove what is in its place (it must be a plain file, not a link)") from None
     with os.fdopen(fd, "ab") as fh:
         info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise TrustError(f"cannot record the trust in {target}: it is not a plain file; remove it")
-        os.fchmod(fh.fileno(), 0o600)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            raise TrustError(f"cannot record the trust in {target}: it is not a plain file of yours; remove it")
+        os.fchmod(fh.fileno(), paths.PRIVATE_FILE_MODE)
         fh.write(key.encode("utf-8") + b"\n")
     log.info("trusted the project %s", key)
 
