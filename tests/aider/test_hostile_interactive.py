@@ -17,7 +17,7 @@ from pathlib import Path
 
 from core.config import Settings
 from core.types import TaskResult
-from tests.aider.conftest import CALC, whole_file_edit
+from tests.aider.conftest import CALC, search_replace_edit, whole_file_edit
 from tests.aider.hostile import Listener, aider_leftovers, hardened_git, plant_foreign_git_dir
 from tests.aider.test_interactive import Terminal
 from tests.fake_llm import FakeLLM, Reply
@@ -29,15 +29,16 @@ import json, sys
 from core.config import Settings
 from core.tools.aider_bridge import AiderBridge
 settings, out, query, files = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-result = AiderBridge(Settings(**settings)).start_interactive_session(query, files)  # the inherited terminal
+bridge = AiderBridge(Settings(**settings), edit_format=sys.argv[5] or None)
+result = bridge.start_interactive_session(query, files)  # the inherited terminal
 open(out, "w").write(json.dumps(result))
 """
 
 
-def start(settings: Settings, tmp_path: Path, query: str, files: list[str]) -> tuple[Terminal, Path]:
+def start(settings: Settings, tmp_path: Path, query: str, files: list[str], edit_format: str = "") -> tuple[Terminal, Path]:
     values = {k: str(v) if isinstance(v, Path) else v for k, v in settings.__dict__.items()}
     out = tmp_path / "result.json"
-    argv = [sys.executable, "-c", DRIVER, json.dumps(values), str(out), query, json.dumps(files)]
+    argv = [sys.executable, "-c", DRIVER, json.dumps(values), str(out), query, json.dumps(files), edit_format]
     return Terminal(argv, cwd=Path.cwd()), out
 
 
@@ -91,7 +92,8 @@ def test_interactive_aider_never_writes_protected_files_even_when_the_user_says_
     fake_llm.script(Reply(text=reply))
     terminal, out = start(aider_settings, tmp_path, "Add type hints", ["calc.py"])
     try:
-        terminal.wait_for(b"Applied edit to calc.py")  # every [Yes] question is answered with Enter meanwhile
+        applied = terminal.wait_for(b"Applied edit to calc.py")  # every [Yes] question is answered with Enter
+        terminal.wait_for(b"> ", since=applied)  # the prompt again: anything aider offers after the edits is over
         terminal.type(b"/exit\r")
     finally:
         code = terminal.close()
@@ -163,3 +165,21 @@ def test_a_git_file_pointing_out_of_the_project_gets_no_git_from_interactive_aid
     assert code == 0, terminal.screen[-2000:]
     assert (git_repo / "calc.py").read_text() == TYPED
     assert sorted(p.name for p in canaries.iterdir()) == []  # no filter, no fsmonitor
+
+
+def test_a_command_the_model_proposes_is_never_offered_to_run(
+    aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    canary = tmp_path / "shell"
+    edit = search_replace_edit("calc.py", "def add(a, b):\n", "def add(a: int, b: int) -> int:\n")
+    fake_llm.script(Reply(text=edit + f"\nNow run:\n\n```bash\ntouch {canary}\n```\n"))
+    terminal, out = start(aider_settings, tmp_path, "Add type hints", ["calc.py"], edit_format="diff")
+    try:
+        applied = terminal.wait_for(b"Applied edit to calc.py")  # a [Yes] question would be answered with Enter
+        terminal.wait_for(b"> ", since=applied)  # the prompt again: anything aider offers after the edits is over
+        terminal.type(b"/exit\r")
+    finally:
+        code = terminal.close()
+    assert code == 0, terminal.screen[-2000:]
+    assert (git_repo / "calc.py").read_text() == TYPED
+    assert not canary.exists()
