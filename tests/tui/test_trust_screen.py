@@ -135,3 +135,16 @@ class TestTrustSmall:
             await settle(pilot, lambda: isinstance(pilot.app.screen, TrustScreen))
 
         assert snap_compare(build(settings, project, []), terminal_size=SIZE, run_before=run_before)
+
+
+def test_the_repositorys_text_is_shown_never_obeyed() -> None:
+    """Values, server names and commands come from the repository: escapes and bidi controls are shown as symbols."""
+    from core.trust import ProjectChanges, ServerChange, SettingChange
+    from tui.screens.trust import describe_changes
+
+    hostile = "ok\x1b]8;;http://127.0.0.1:9\x07click\x1b[2J\u202egnp.exe"
+    changes = ProjectChanges(root=Path("/p"), settings=(SettingChange(variable="ASSISTANT_TUI_MODEL", shown=hostile),),
+                             servers=(ServerChange(name="x\x1b[31m", runs=hostile, setting=hostile),))
+    text = describe_changes(changes).plain
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "<U+202E>" in text and text.count("click") == 3
