@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, TypedDict, Unpack
 
 from rich.table import Table
 from rich.text import Text
@@ -108,6 +108,13 @@ class PromptInput(TextArea):
 
     A large paste (``tui.paste``) is one chip, ``[pasted #1: 2,000 lines, 110 KB]``, that the
     cursor steps over and one Backspace deletes; the whole text is sent in its place.
+
+    Args:
+        completer: completes the token at the cursor (``/`` commands, ``@`` files).
+        history: earlier prompts for Up/Down.
+        draft: text to start with (what was typed when the app last ended on an error), with a notice.
+        keep_draft: called with the text when the app ends on an error (``tui.draft.keep``).
+        id: the widget's id.
     """
 
     BINDINGS = [
@@ -427,6 +434,15 @@ class PromptInput(TextArea):
         self.post_message(self.CompletionAccepted(completion))
 
 
+class PromptOptions(TypedDict, total=False):
+    """What :class:`PromptArea` passes on to its :class:`PromptInput` (see its arguments)."""
+
+    completer: Completer | None
+    history: list[str] | None
+    draft: str
+    keep_draft: Callable[[str], None] | None
+
+
 class PromptArea(Vertical):
     """The prompt with its completion menu above it.
 
@@ -441,18 +457,10 @@ class PromptArea(Vertical):
     }
     """
 
-    def __init__(
-        self,
-        *,
-        completer: Completer | None = None,
-        history: list[str] | None = None,
-        draft: str = "",
-        keep_draft: Callable[[str], None] | None = None,
-        id: str | None = None,
-    ) -> None:
+    def __init__(self, *, id: str | None = None, **options: Unpack[PromptOptions]) -> None:
         super().__init__(id=id)
         self.completion_menu = CompletionMenu(id="completion")
-        self.input = PromptInput(completer=completer, history=history, draft=draft, keep_draft=keep_draft, id="prompt")
+        self.input = PromptInput(id="prompt", **options)
 
     def compose(self) -> ComposeResult:
         yield self.completion_menu
