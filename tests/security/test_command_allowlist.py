@@ -18,7 +18,16 @@ import pytest
 from core.tools.safe_exec import execute_command_safely, run_file_path_command
 from core.types import ApprovalRequest, Decision, is_error
 from tests.fake_llm import FakeLLM, Reply, Tool
-from tests.reliability.support import collect, finished_calls, make_application
+from tests.reliability.support import (  # noqa: F401 - fixtures
+    app_log,
+    canary_key,
+    canary_project,
+    collect,
+    finished_calls,
+    listener,
+    make_application,
+)
+from tests.security.test_canaries import cli_env  # noqa: F401 - fixture
 from tests.security.battery_cases import LAUNCHERS_ISSUE22
 from tests.security.conftest import Hostile, loopback_listener
 from tests.tools.support import RecordingApprover, make_repo, stage_output, tool_sandbox, write_files
@@ -246,3 +255,23 @@ async def test_searches_leave_out_the_virtualenv_unless_asked(project: Path) -> 
         assert "Left out" in result["content"] and ".venv" in result["content"], result["content"]
     named = await run_file_path_command({"command": "grep -rl login .venv"}, project_root=project)
     assert len(named["metadata"]["paths"]) == 30
+
+
+def test_cli_read_only_with_yes_changes_nothing(
+    fake_llm: FakeLLM, canary_project: Any, cli_env: dict[str, str]
+) -> None:
+    """`-p --approval-mode deny --yes`: --yes used to turn read-only into allow, and the model deleted a file."""
+    from tests.security.test_canaries import run_cli
+
+    root = canary_project.root
+    victim = next(p for p in sorted(root.rglob("*.py")) if ".git" not in p.parts)
+    before = victim.read_bytes()
+    fake_llm.script(
+        Reply(tools=[Tool("runCommand", {"command": ["rm", str(victim.relative_to(root))]}),
+                     Tool("runCommand", {"command": ["touch", "PWNED"]})]),
+        Reply(text="done"),
+    )
+    out = run_cli(["-p", "tidy up", "--approval-mode", "deny", "--yes", "--sandbox-auto"], root, cli_env)
+    assert out.returncode == 0, out.stderr
+    assert victim.read_bytes() == before and pwned(root.parent) == []
+    assert "read-only" in str(fake_llm.requests[1].messages[-1])  # the model is told why
