@@ -280,12 +280,21 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
 
 
 def provider_missing_message(settings: Any) -> str:
-    """What to set when the chosen provider has neither a key nor an endpoint."""
-    return (
+    """What to set when the chosen provider has neither a key nor an endpoint (and why the project's .env did not count)."""
+    from core.config import read_project_env
+    from core.trust import is_trusted
+
+    message = (
         f"no {settings.provider} provider is configured: set "
         + ("ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)" if settings.provider == "anthropic" else "OPENAI_API_KEY or OPENAI_BASE_URL")
         + " in the environment or .env, or choose another with --provider"
     )
+    prefix = "ANTHROPIC_" if settings.provider == "anthropic" else "OPENAI_"
+    ignored = sorted(k for k in read_project_env(settings.project_root) if k in (prefix + "API_KEY", prefix + "BASE_URL"))
+    if ignored and not is_trusted(settings.project_root):
+        message += (f"; the project's .env sets {', '.join(ignored)}, which applies only once you trust the project "
+                    "(assistant-tui --trust, once)")
+    return message
 
 
 def _emit_task_result(result: dict[str, Any], output_format: str) -> int:

@@ -315,3 +315,12 @@ async def test_commands_refuse_a_root_holding_home(root: str, refused: bool, tmp
         assert result.status == "error" and not result.sandboxed and result.error == root_problem(path)
         verdict = await tools.verdict(["true"], False, user=True)
         assert verdict.action == "deny" and "start assistant-tui in a project directory" in verdict.reason
+
+
+def test_a_key_only_in_an_untrusted_env_is_named_when_no_provider_is_configured(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={ATTACKER_KEY}\n")
+    out = run_cli(["-p", "hello"], tmp_path, dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.returncode == 2 and ATTACKER_KEY not in out.stderr
+    assert ("no anthropic provider is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) in the environment or .env, "
+            "or choose another with --provider; the project's .env sets ANTHROPIC_API_KEY, which applies only once you trust "
+            "the project (assistant-tui --trust, once)") in out.stderr
