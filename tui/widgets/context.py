@@ -145,7 +145,7 @@ class ContextPane(Vertical):
             text.append(f"\n⚠ {fraction:.0%} of the context window", style="bold")
         self._total.update(text)
         self._total.set_class(self.over_warning, "-warning")
-        self.refresh_bindings()  # the footer's d, a and r follow the highlighted entry
+        self._refresh_keys()
 
     def _current(self) -> ContextEntry | None:
         index = self._list.highlighted
@@ -161,7 +161,7 @@ class ContextPane(Vertical):
         """Whether there is a drop to undo (the controller keeps what was dropped): u and its footer key work only then."""
         if undoable != self._undoable:
             self._undoable = undoable
-            self.refresh_bindings()
+            self._refresh_keys()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         entry = self._current()
@@ -176,7 +176,12 @@ class ContextPane(Vertical):
         return True
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self.refresh_bindings()  # a and r apply to some entries only
+        self._refresh_keys()
+
+    def _refresh_keys(self) -> None:
+        """The footer's d, a, r and u follow the highlighted entry (not while the app closes: no screen then)."""
+        if self.is_attached:
+            self.refresh_bindings()
 
     def action_undo(self) -> None:
         self.post_message(self.UndoRequested())
