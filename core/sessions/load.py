@@ -29,9 +29,10 @@ INTERRUPTED_RESULT = "interrupted: the session ended before this tool finished"
 Incident = dict[str, Any]
 """What happened beside the conversation, at its place in it: ``{"kind", "at", ...}``.
 
-``kind`` is ``error`` (``message``, ``reason``; ``query`` when the failed turn's question left
-the history), ``warning`` (``message``, ``code``) or ``interruption``; ``at`` is how many
-messages the history held when it happened (it is shown before the message at that index)."""
+``kind`` is ``error`` (``message``, ``reason``), ``warning`` (``message``, ``code``) or
+``interruption``; ``at`` is how many messages the history held when it happened (it is shown
+before the message at that index). When a turn failed unanswered and its question left the
+history, the turn's first incident carries that ``query`` and all of them stay at its place."""
 
 
 @dataclass(kw_only=True)
@@ -169,6 +170,7 @@ def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list
     open_calls: dict[str, str] = {}  # tool calls of the last assistant message still without a result
     answered: set[str] = set()
     last_ts = 0.0
+    turn_incidents = len(incidents)  # where the incidents of the latest user message begin
 
     def close_open_calls() -> None:
         for call_id, name in open_calls.items():
@@ -185,6 +187,7 @@ def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list
         last_ts = float(ts) if isinstance(ts, (int, float)) else last_ts
         if kind == "user":
             close_open_calls()
+            turn_incidents = len(incidents)
             message = Message(role="user", content=record["content"], timestamp=last_ts)
             if isinstance(record.get("turn"), int) and not record.get("note"):
                 message["turn"] = record["turn"]  # type: ignore[typeddict-unknown-key]
@@ -215,10 +218,16 @@ def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list
             open_calls = {c["id"]: c["name"] for c in calls if c["id"] not in answered}
         elif kind == "error":
             incident: Incident = {"kind": "error", "message": str(record.get("message") or ""), "reason": str(record.get("reason") or "")}
-            # Retracted: the failed turn answered nothing and its question went back to the prompt (as live).
+            # Retracted: the failed turn answered nothing and its question went back to the prompt (as live):
+            # the turn's warnings (retries) stay with it, the question heading them.
             if record.get("retracted") and messages and messages[-1].get("role") == "user":
-                incident["query"] = messages.pop().get("content", "")
+                query = messages.pop().get("content", "")
+                for earlier in incidents[turn_incidents:]:
+                    earlier["at"] = len(messages)
+                (incidents[turn_incidents] if len(incidents) > turn_incidents else incident)["query"] = query
             incidents.append({**incident, "at": len(messages)})
+        elif kind == "warning":
+            incidents.append({"kind": "warning", "message": str(record.get("message") or ""), "code": str(record.get("code") or ""), "at": len(messages)})
         elif kind == "interruption":
             incidents.append({"kind": "interruption", "at": len(messages)})
         elif kind == "tool_result":

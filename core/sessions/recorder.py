@@ -46,6 +46,7 @@ class SessionRecorder:
         - ``TextDelta``: nothing; the text is kept in case the turn is interrupted.
         - ``AssistantMessage``: an ``assistant`` record with its tool calls (and usage, error).
         - ``ResponseAbandoned``: a ``usage`` record (what an early-ended response reported).
+        - ``Warning``: a ``warning`` record (a retry, the context almost full).
         - ``ToolCallStarted`` / ``ApprovalRequested`` / ``ApprovalRecorded``: a ``trace`` record.
         - ``ToolCallFinished``: a ``tool_result`` record and a ``trace`` record.
         - ``TurnFailed``: the partial assistant text (marked interrupted) if any, then an ``error`` record.
@@ -74,6 +75,8 @@ class SessionRecorder:
                 )
             case ev.ResponseAbandoned():
                 return self._write(lambda: self.writer.usage(event.usage)) if event.usage else []
+            case ev.Warning():
+                return self._write(lambda: self.writer.warning(event.code, event.message))
             case ev.ToolCallStarted():
                 self._running[event.call.id] = event.call
                 return self._write(lambda: self.writer.trace(ev.event_to_dict(event)))

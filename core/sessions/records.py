@@ -22,6 +22,8 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
 - ``tool_result``: ``tool_call_id``, ``name``, ``content``, ``is_error``,
   ``status``, ``duration``.
 - ``interruption``: ``reason``.
+- ``warning``: ``code``, ``message``: what the turn told the user beside the conversation
+  (a retry, the context almost full), kept for the export of a resumed session.
 - ``error``: ``reason``, ``message``; ``retracted`` when the failed turn's user message
   left the conversation (nothing was answered; the text went back to the prompt).
 - ``context``: ``files`` (``[{"path", "read_only"}]``), the file-context pane.
@@ -44,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_VERSION = 1
-KINDS = frozenset({"meta", "user", "assistant", "usage", "tool_result", "interruption", "error", "context", "trace"})
+KINDS = frozenset({"meta", "user", "assistant", "usage", "tool_result", "interruption", "warning", "error", "context", "trace"})
 PANE_KINDS = frozenset({"context", "trace"})
 """Records about the panes, not the conversation: a session holding only these has no
 message, so it is neither written to disk nor listed."""

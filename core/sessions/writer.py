@@ -168,6 +168,10 @@ class SessionWriter:
         """Record the usage of a response that ended early and left no message (a lower bound)."""
         return self.append("usage", usage=dict(usage))
 
+    def warning(self, code: str, message: str) -> dict[str, Any]:
+        """Record a warning the turn showed (``code`` e.g. ``retry``, ``context_80``)."""
+        return self.append("warning", code=code, message=message)
+
     def interruption(self, reason: str = "user") -> dict[str, Any]:
         """Record that the turn was interrupted (by the user, or by ``reason``)."""
         return self.append("interruption", reason=reason)

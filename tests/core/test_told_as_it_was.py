@@ -174,14 +174,20 @@ async def test_the_export_keeps_retry_warnings_under_the_question_that_failed(fa
     assert events[-1].result["metadata"]["retracted"]
     await turn(state, "the question")
 
-    markdown = state.transcript_markdown()
-    assert "sent again later" not in markdown
-    failed = markdown.index("## User · turn 1 (not answered")
-    retries = [i for i in range(len(markdown)) if markdown.startswith("> **Warning**", i)]
-    error = markdown.index("> **Error**")
-    resent = markdown.index("## User · turn 1\n\nthe question")
-    assert len(retries) == 2 and failed < retries[0] < retries[1] < error < resent, markdown
+    live = state.transcript_markdown()
     state.close()
+    again = make_application("anthropic", fake_llm, project, record=False).session_state
+    again.start(continue_latest=True)
+    resumed = again.transcript_markdown()
+    again.close()
+    for markdown in (live, resumed):  # f2 and /export, live and after -c
+        assert "sent again later" not in markdown
+        failed = markdown.index("## User · turn 1 (not answered")
+        retries = [i for i in range(len(markdown)) if markdown.startswith("> **Warning**", i)]
+        error = markdown.index("> **Error**")
+        resent = markdown.index("## User · turn 1\n\nthe question")
+        assert len(retries) == 2 and failed < retries[0] < retries[1] < error < resent, markdown
+    assert resumed.split("\n", 1)[1] == live.split("\n", 1)[1]
 
 
 # -- item 8: what a cut response cost -------------------------------------------------------
