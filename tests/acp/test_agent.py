@@ -121,8 +121,9 @@ async def test_cancel_mid_stream(fake_llm, project):
         session = await conn.new_session(cwd=str(project))
         running = asyncio.create_task(prompt(conn, session.session_id, "talk"))
         await asyncio.wait_for(client.update_seen.wait(), 30)
-        while not client.of("agent_message_chunk"):
-            await asyncio.sleep(0.01)
+        async with asyncio.timeout(30):  # the first chunk of the answer, streamed at 40 tokens a second
+            while not client.of("agent_message_chunk"):
+                await asyncio.sleep(0.01)
         await conn.cancel(session_id=session.session_id)
         response = await running
 

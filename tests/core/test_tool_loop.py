@@ -208,7 +208,7 @@ async def _cancel_when(handler: Any, query: str, predicate: Any) -> list[Any]:
                 reached.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(reached.wait(), 10)
+    await asyncio.wait_for(reached.wait(), 30)  # a hang detector
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -90,7 +90,7 @@ async def _lost_cancellations(handler: Any, kind: type, points: range) -> list[i
     raced = 0
     for steps in points:
         task, reached = await _consume_until(handler, f"question {steps}", kind)
-        await asyncio.wait_for(reached.wait(), 10)
+        await asyncio.wait_for(reached.wait(), 30)  # a hang detector
         outcome = await _cancel_after(task, steps)
         if outcome is False:
             lost.append(steps)

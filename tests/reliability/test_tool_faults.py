@@ -62,6 +62,18 @@ def alive(processes: list[psutil.Process]) -> list[str]:
     return out
 
 
+async def still_alive(processes: list[psutil.Process], timeout: float = 15.0) -> list[str]:
+    """The processes still alive once they have had ``timeout`` seconds to die.
+
+    A SIGKILLed process (bwrap tearing down its namespaces) is not gone the instant the
+    kill returns, least of all on a loaded machine: wait on the condition, not on luck.
+    """
+    deadline = time.monotonic() + timeout
+    while (living := alive(processes)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return living
+
+
 async def run_command(engine: Engine, fake: FakeLLM, command: str) -> tuple[list[ev.Event], bool, int]:
     """One turn in which the model runs ``command``: events, whether the loop ran while it did, RSS growth.
 
@@ -141,7 +153,7 @@ async def test_endless_output_is_capped_and_the_loop_stays_responsive(
     assert len(call.result) < 10_000, "the model gets a bounded result"
     assert len(str(fake_llm.requests[-1].body)) < 20_000
     assert events[-1].kind == "turn_completed"
-    assert alive([p for p in descendants() if p not in before]) == []
+    assert await still_alive([p for p in descendants() if p not in before]) == []
     assert grown < MAX_RSS_GROWTH, f"RSS grew {grown / 2**20:.0f} MB"
     assert ran_meanwhile, "the event loop (the UI) was held while the command ran"
     assert_no_leaks(fake_llm)
@@ -157,7 +169,7 @@ async def test_a_command_that_never_ends_is_killed_at_the_timeout(
     (call,) = finished_calls(events)
     assert call.status == "error" and "longer than 1 s" in call.result
     assert ran_meanwhile
-    assert alive([p for p in descendants() if p not in before]) == []
+    assert await still_alive([p for p in descendants() if p not in before]) == []
     assert events[-1].kind == "turn_completed"
     assert_no_leaks(fake_llm)
 
@@ -174,8 +186,8 @@ async def test_esc_during_a_command_kills_it_and_the_next_turn_works(engine: Eng
                 started_event.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(started_event.wait(), 10)
-    deadline = time.monotonic() + 5
+    await asyncio.wait_for(started_event.wait(), 30)  # hang detectors, not speed bounds: bwrap starts slowly on a loaded machine
+    deadline = time.monotonic() + 30
     spawned = [p for p in descendants() if p not in before]
     while "tail" not in [p.name() for p in spawned]:
         assert time.monotonic() < deadline, [p.name() for p in spawned]
@@ -183,9 +195,9 @@ async def test_esc_during_a_command_kills_it_and_the_next_turn_works(engine: Eng
         spawned = [p for p in descendants() if p not in before]
     assert {p.name() for p in spawned} <= {"tail", "bwrap"}  # in the sandbox, when bubblewrap works
     task.cancel()
-    done, _ = await asyncio.wait({task}, timeout=10)  # the command would never end, its timeout is 60 s
+    done, _ = await asyncio.wait({task}, timeout=30)  # the command would never end, its timeout is 60 s
     assert task in done and task.cancelled()
-    assert alive(spawned) == [], "the process group was not killed"
+    assert await still_alive(spawned) == [], "the process group was not killed"
     assert_history_valid(engine.handler.conversation_history)
     synthetic = engine.handler.conversation_history[-1]
     assert synthetic["role"] == "tool" and synthetic["is_error"] and "interrupted" in synthetic["content"]
