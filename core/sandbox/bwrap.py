@@ -118,12 +118,6 @@ def _with_lines(path: str, lines: list[str]) -> str:
     return _private_copy(text.rstrip("\n") + "\n" + "\n".join(f"/{line}" for line in lines) + "\n")
 
 
-def secret_entries(project_root: Path) -> tuple[list[str], list[str]]:
-    """Secret files and secret directories inside the project, as absolute paths (see :mod:`core.sandbox.walk`)."""
-    scan = scan_project(project_root)
-    return sorted(scan.secret_files), sorted(scan.secret_dirs)
-
-
 def venv_prefixes(project_root: Path) -> list[str]:
     """What the sandbox must show, read-only, for the project's Python to run (:mod:`core.sandbox.python_env`).
 
