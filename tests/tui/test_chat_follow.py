@@ -180,10 +180,11 @@ async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
         for batch in range(3):
             await chat.add(*[NoteMessage(f"new {batch}.{i}", kind="info") for i in range(10)])
         await refreshed(pilot, chat)  # mounted, pruned, scrolled back by what went: all of it laid out
-        assert set(seen) <= set(chat.items), "what the reader sees is never pruned"
-        assert [screen_y(w) for w in seen] == where
+        state = {"scroll_y": chat.scroll_y, "max_scroll_y": chat.max_scroll_y, "pruned": chat.pruned, "following": chat.following, "items": len(chat.items)}
+        assert set(seen) <= set(chat.items), ("what the reader sees is never pruned", state)
+        assert [screen_y(w) for w in seen] == where, (where, [screen_y(w) for w in seen], state)
         gone = set(before) - set(chat.items)
-        assert gone and gone <= above  # only what was wholly above the view went
+        assert gone and gone <= above, (len(gone), len(above), state)  # only what was wholly above the view went
         await pilot.press("ctrl+end")
         await wait_for(pilot, lambda: chat.following and len(chat.items) <= 30, what="back at the bottom: the normal bound again")
 
