@@ -84,9 +84,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _error(message: str) -> None:
-    from core.text import visible_controls
+    """One line on stderr (an error or a notice); text from outside is shown, never obeyed by the terminal."""
+    from core.text import for_terminal
 
-    sys.stderr.write(f"assistant-tui: {visible_controls(message)}\n")
+    sys.stderr.write(f"assistant-tui: {for_terminal(message)}\n")
 
 
 STOP_NOTES = {
@@ -213,7 +214,7 @@ async def run_headless(
     application = Application(settings)
     try:
         for notice in application.session_state.start(continue_latest=continue_session, resume=resume, fork_if_locked=True):
-            sys.stderr.write(f"assistant-tui: {notice}\n")
+            _error(notice)
     except SessionError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -221,7 +222,7 @@ async def run_headless(
         if not query.lstrip().startswith("/task"):
             await application.start_mcp_and_wait()
             for line in _mcp_failures(application):
-                sys.stderr.write(f"assistant-tui: {line}\n")
+                _error(line)  # an MCP server's stderr tail among them
         return await _run_headless_turn(application, settings, query, output_format)
     finally:
         await application.aclose()
@@ -256,7 +257,7 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
 
     commands = getattr(application, "commands", None)
     if commands is not None and not (status := await commands.status()).available:
-        sys.stderr.write(f"assistant-tui: {status.problem}\n")  # once: commands are refused (or ask) without it
+        _error(status.problem)  # once: commands are refused (or ask) without it
     final: ev.TurnCompleted | ev.TurnFailed | None = None
     async with contextlib.aclosing(application.session_state.stream_query(query)) as events:
         async for event in events:
@@ -267,9 +268,9 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
                 final = event
     if isinstance(final, ev.TurnCompleted):
         if output_format == "text":
-            from core.text import visible_controls
+            from core.text import for_terminal
 
-            sys.stdout.write(visible_controls(final.result.get("content", "")).rstrip("\n") + "\n")
+            sys.stdout.write(for_terminal(final.result.get("content", "")).rstrip("\n") + "\n")
             sys.stdout.flush()
             note = STOP_NOTES.get((final.result.get("metadata") or {}).get("stop_reason", ""))
             if note:
@@ -303,9 +304,9 @@ def _emit_task_result(result: dict[str, Any], output_format: str) -> int:
     if output_format == "jsonl":
         sys.stdout.write(json.dumps({"kind": "task_result", "result": result}, default=str) + "\n")
     elif not is_error(result):
-        from core.text import visible_controls
+        from core.text import for_terminal
 
-        sys.stdout.write(visible_controls(str(result.get("content", ""))).rstrip("\n") + "\n")
+        sys.stdout.write(for_terminal(str(result.get("content", ""))).rstrip("\n") + "\n")
     sys.stdout.flush()
     if is_error(result):
         _error(str(result.get("content", "the task failed")))

@@ -85,6 +85,15 @@ def without_hiding(text: str) -> str:
     return _INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text
 
 
+def for_terminal(text: str) -> str:
+    """Untrusted text as a terminal may print it: controls as symbols, hiding characters removed.
+
+    The one rule for content that reaches a terminal (the TUI's every line, ``-p``'s output
+    and notices); what a person approves uses the stricter :func:`visible_text`.
+    """
+    return visible_controls(without_hiding(text))
+
+
 def human_size(count: int) -> str:
     """A byte count for people: ``532 B``, ``12.4 KB``, ``300 KB``, ``45 MB`` (units of 1024)."""
     if count < 1024:

@@ -6,7 +6,7 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.filter import LineFilter
 
-from core.text import has_controls, has_invisibles, visible_controls, without_hiding
+from core.text import for_terminal, has_controls, has_invisibles
 
 
 class ControlCharacterFilter(LineFilter):
@@ -23,7 +23,7 @@ class ControlCharacterFilter(LineFilter):
         if not any(not segment.control and _shown_changed(segment.text) for segment in segments):
             return segments
         return [
-            segment if segment.control or not _shown_changed(segment.text) else Segment(visible_controls(without_hiding(segment.text)), segment.style)
+            segment if segment.control or not _shown_changed(segment.text) else Segment(for_terminal(segment.text), segment.style)
             for segment in segments
         ]
 

@@ -129,3 +129,27 @@ def test_a_transcript_is_private_and_never_written_through_a_symlink(tmp_path: P
     writer.close()
     assert _mode(session.path) == 0o600
     assert "hello" in session.path.read_text(), "kept in memory, written once the path was safe"
+
+
+def test_headless_notices_never_carry_raw_escapes(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """An MCP server that fails at start with escapes and a bidi override on its stderr: ``-p``
+    reports the failure on stderr with the escapes shown as symbols and the override removed."""
+    import json
+    import re
+    import sys
+
+    from tests.core.test_cli import run_cli
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    noise = "\\x1b]52;c;cm0gLXJmIH4K\\x07 \\x1b[2J \\u202eevil\\u2066 \\x9b31m"
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"loud": {
+        "command": sys.executable, "args": ["-c", f"import sys; sys.stderr.write('{noise}\\\\n'); sys.exit(3)"]}}}))
+    fake_llm.script(Reply(text="fine"))
+    out = run_cli(["-p", "hello", "--mcp-config", str(servers)], project)
+    assert out.returncode == 0, out.stderr
+    assert "MCP server loud failed" in out.stderr
+    assert re.findall(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out.stderr) == []
+    assert "\u202e" not in out.stderr and "\u2066" not in out.stderr
+    assert "␛]52" in out.stderr, "the escape is shown, not dropped"
