@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -68,7 +69,9 @@ def tool_title(call: ToolCall) -> str:
     if call.name == "executeFilePathCommand" and params.get("command"):
         return f"Find files: {first_line(params['command'])}"
     if call.name in ("runCommand", "runTests") and params.get("command"):
-        return f"Run {first_line(params['command'])}"
+        command = params["command"]
+        shown = shlex.join(str(part) for part in command) if isinstance(command, list) else command
+        return f"Run {first_line(shown)}" + (" (with network access)" if params.get("network") else "")
     if call.name == "aiderAutomatic":
         return f"aider: {first_line(params.get('prompt'))}".rstrip(": ")
     if call.name == "aiderInteractive":

@@ -532,7 +532,8 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         if self.approve is None:
             return Decision.DENY, True, "it needs the user's approval, and nobody can approve it here (headless mode); tell the user what you wanted to run."
         detail = verdict.detail or _describe_parameters(call.parameters)
-        request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=verdict.session_key)
+        title = f"{call.name}: {verdict.title}" if verdict.title else f"Allow {call.name}?"
+        request = ApprovalRequest(tool_call=call, title=title, detail=detail, session_key=verdict.session_key)
         decision = await self.ask_user(request)
         if decision is Decision.ALLOW_SESSION and not verdict.session_key:
             decision = Decision.ALLOW_ONCE  # this kind of run asks every time

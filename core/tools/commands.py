@@ -78,6 +78,8 @@ class Verdict:
     session_key: str = ""
     """Under which key "always for this session" is remembered; empty: it never is."""
     detail: str = ""
+    title: str = ""
+    """The approval's title when the run is more than a sandboxed command (network, no sandbox)."""
 
 
 class CommandTools:
@@ -157,14 +159,14 @@ class CommandTools:
         if not status.available:
             if not self.settings.allow_unsandboxed:
                 return Verdict("deny", f"{status.problem} Commands are not run without the sandbox.")
-            return Verdict("ask", detail=f"{shown}\n\nThe sandbox is unavailable: this runs UNSANDBOXED, with your "
+            return Verdict("ask", title="Run UNSANDBOXED, with your full access?", detail=f"{shown}\n\nThe sandbox is unavailable: this runs UNSANDBOXED, with your "
                            f"user's full access. ({status.problem})")
         if user and not network:
             return Verdict("allow")
         if self.settings.command_approval == "deny":
             return Verdict("deny", "running commands is denied by the configuration (command_approval=deny).")
         if network:
-            return Verdict("ask", detail=f"{shown}\n\nruns {where}.")
+            return Verdict("ask", title="Run WITH NETWORK ACCESS?", detail=f"{shown}\n\nruns {where}.")
         if self.settings.command_approval == "sandbox-auto" or self.settings.approval_mode == "allow":
             return Verdict("allow")
         return Verdict("ask", session_key=self.program_key("runCommand", argv), detail=f"{shown}\n\nruns {where}.")

@@ -134,3 +134,14 @@ def test_secrets_added_later_are_redacted_from_the_log(app_log: Path):
         handler.flush()
     text = app_log.read_text()
     assert "sk-project-env-key-2" not in text and API_KEY_CANARY not in text and text.count("[REDACTED]") == 2
+
+
+def test_command_titles_read_as_a_shell_prints_them() -> None:
+    """Issue 23 item 10 in ACP: an editor's tool title is the command line, not a JSON list."""
+    from core.acp.updates import tool_title
+    from core.types import ToolCall
+
+    call = ToolCall(id="c1", name="runCommand", parameters={"command": ["git", "status", "--short", "my file"]})
+    assert tool_title(call) == "Run git status --short 'my file'"
+    fetch = ToolCall(id="c2", name="runCommand", parameters={"command": ["pip", "download", "x"], "network": True})
+    assert tool_title(fetch) == "Run pip download x (with network access)"

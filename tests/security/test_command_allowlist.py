@@ -212,6 +212,8 @@ async def test_network_commands_never_offer_always(fake_llm: FakeLLM, project: P
         await collect(application.handler, "fetch")
     application.session_state.close()
     assert len(answers.requests) == 2 and not any(r.offers_session for r in answers.requests)
+    # Issue 22 s6: the network is said in the title, not below the fold of the detail.
+    assert all("WITH NETWORK ACCESS" in r.title for r in answers.requests), [r.title for r in answers.requests]
 
 
 async def test_the_approval_screen_offers_only_what_is_honoured() -> None:
