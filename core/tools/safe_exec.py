@@ -36,6 +36,7 @@ from core.tools.find_sandbox import CHILD_PATH, known_status, sandbox_status, sa
 from core.tools.output_paths import MAX_CHECKED_LINES, FoundPaths, find_paths_in_output, parse_file_paths_from_output
 from core.tools.paths_guard import is_inside, relative_display
 from core.tools.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
+from core.trust import root_problem
 from core.types import ApprovalRequest, Approver, Decision, TaskResult, ToolCall, error_result, ok_result
 
 __all__ = [
@@ -400,6 +401,8 @@ async def execute_command_safely(
     except CommandRefused as exc:
         log.info("refused command (%s): %s", exc.kind, redact(exc.reason, secret_values))
         return finish("refused", reason=exc.reason)
+    if problem := root_problem(project_root):
+        return finish("refused", reason=f"{problem}.")
     base_env = scrubbed_env(secret_values)
     planned = [list(stage) for stage in plan.stages]
     if sandbox is None:

@@ -153,3 +153,16 @@ def test_headless_notices_never_carry_raw_escapes(fake_llm: FakeLLM, tmp_path: P
     assert re.findall(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out.stderr) == []
     assert "\u202e" not in out.stderr and "\u2066" not in out.stderr
     assert "␛]52" in out.stderr, "the escape is shown, not dropped"
+
+
+async def test_file_finding_is_refused_in_a_home_root(isolated_env: Path) -> None:
+    """Issue 22 s1: a project root that is the home directory (or holds it) is refused for the
+    file-finding tool too, not only for runCommand: nothing under HOME is listed."""
+    from core.tools.safe_exec import execute_command_safely
+
+    canary = isolated_env / "private-notes-CANARY-HOMEROOT.txt"
+    canary.write_text("x\n")
+    for root in (isolated_env, isolated_env.parent):
+        result = await execute_command_safely("find . -name '*CANARY*'", project_root=root, approval_mode="allow")
+        assert result.status == "refused" and "home directory" in result.reason, result
+        assert "CANARY" not in (result.stdout or "")
