@@ -1,26 +1,14 @@
 """What a sandboxed command may not write: the files git, aider and the app read as configuration.
 
 A command runs with the project writable, so anything it leaves there runs later
-outside the sandbox if a program reads it as configuration. These names are
-protected (read-only inside the sandbox, and not creatable where they matter):
-
-- git (``git help gitrepository-layout``, ``gitattributes``, ``gitmodules``):
-  ``.git`` (directory, ``gitdir:`` file or symbolic link: its ``config``, hooks,
-  ``info/attributes``...), ``.gitmodules`` (submodule URLs and update modes),
-  ``.gitattributes`` (selects filter, diff and merge drivers, which run programs).
-- aider (``aider/args.py``, ``aider/main.py``, ``aider/repomap.py``): ``.aider*``:
-  ``.aider.conf.yml``, ``.aider.model.settings.yml``, ``.aider.model.metadata.json``,
-  ``.aiderignore``, the chat and input histories it restores, and
-  ``.aider.tags.cache.v*`` (a diskcache: pickled values, loaded by aider).
-- the app (``core/config.py``, ``core/mcp/config.py``, ``core/handlers/requests.py``):
-  ``.env`` and the ``.env*`` family (also read by aider, python-dotenv and direnv),
-  ``.envrc`` (direnv runs it on ``cd``), ``.mcp.json`` (servers the app starts),
-  ``AGENTS.md`` (the project's instructions to the model). The app's own configuration
-  and trusted-projects list live under the user's home, which the sandbox never shows.
-
-Not protected, on purpose: ``.gitignore`` and ``.editorconfig`` (read, never run),
-``.pre-commit-config.yaml``, ``Makefile``, ``package.json`` scripts and the like (they
-run only when the user runs that tool, and are the project's code like any source file).
+outside the sandbox if a program reads it as configuration. Which entries those are is
+defined once, in :mod:`core.protected` (the same list :mod:`core.tools.aider_guard`
+refuses aider's writes by): git's ``.git``, ``.gitmodules``, ``.gitattributes``,
+direnv's ``.envrc``, the ``.env*`` family, aider's ``.aider*``, the app's top-level
+``.mcp.json`` and ``AGENTS.md``, a git-directory-shaped directory's ``config`` and
+``hooks``, and what a git config points to in the tree (``core.hooksPath``, includes).
+The app's own configuration and trusted-projects list live under the user's home,
+which the sandbox never shows (or covers, when they lie inside the project).
 
 How: existing protected entries are bound read-only over themselves (anywhere in the
 walked tree). Missing top-level names get an empty read-only mount point, created by us
@@ -36,50 +24,27 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import fnmatch
 import logging
 import os
-import re
 import shutil
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from core.protected import MOUNT_DIRS, MOUNT_FILES
+
 log = logging.getLogger(__name__)
 
-# Names (case-folded) read as configuration by git, aider or the app.
-PROTECTED_GLOBS: tuple[str, ...] = (".git", ".gitmodules", ".gitattributes", ".env", ".env.*", ".envrc", ".aider*")
-ROOT_ONLY_NAMES: frozenset[str] = frozenset({".mcp.json", "agents.md"})
-"""Protected at the project's top level only (where the app reads them)."""
-MISSING_FILES: tuple[str, ...] = (".gitmodules", ".gitattributes", ".env", ".envrc", ".mcp.json", ".aider.conf.yml",
-                                  ".aider.model.settings.yml", ".aider.model.metadata.json", ".aiderignore")
+MISSING_FILES: tuple[str, ...] = MOUNT_FILES
 """Top-level files made uncreatable by an empty read-only mount point when missing."""
-MISSING_DIRS: tuple[str, ...] = (".git",)
+MISSING_DIRS: tuple[str, ...] = MOUNT_DIRS
 """Top-level directories made uncreatable the same way (an empty read-only directory)."""
 MARK_XATTR = "user.assistant-tui.mountpoint"
 _lock = threading.Lock()
 _created: set[str] = set()
 """Mount points this process created (also when the file system has no extended attributes)."""
-
-
-_PROTECTED = re.compile("|".join(fnmatch.translate(glob) for glob in PROTECTED_GLOBS))
-
-
-def _fold(name: str) -> str:
-    return name.lower() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
-
-
-def is_protected_name(name: str, *, top: bool) -> bool:
-    """True when an entry called ``name`` is read as configuration (``top``: directly in the project)."""
-    if not top and name.isascii() and not name.startswith("."):
-        return False  # every protected name below the top starts with a dot (also after folding)
-    folded = _fold(name)
-    if top and folded in ROOT_ONLY_NAMES:
-        return True
-    return _PROTECTED.match(folded) is not None
 
 
 @dataclass

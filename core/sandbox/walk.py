@@ -3,7 +3,7 @@
 Finds secret files (by name, and by content: a private key anywhere in a file of at
 most :data:`CONTENT_CAP` bytes, within :data:`CONTENT_BUDGET` seconds per walk),
 secret directories, secret files reached through symbolic links, the protected entries
-of :mod:`core.sandbox.protect`, and git's configuration files (masked copies without
+of :mod:`core.protected`, and git's configuration files (masked copies without
 credentials are bound over them). Dependency and cache directories are not entered.
 """
 
@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from core.sandbox.protect import is_protected_name
+from core.protected import git_config_files as _git_configs
+from core.protected import git_dir_parts, git_referenced_paths
+from core.protected import is_config_name as is_protected_name
 from core.tools.secrets import contains_private_key, is_secret_name, is_secret_path, stat_has_private_key
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,6 @@ CONTENT_CAP = 1024 * 1024
 """Files larger than this are not read for private keys (keys are a few kB)."""
 CONTENT_BUDGET = 2.0
 """Seconds of content scanning per walk; past it, files are judged by name only (and it is logged)."""
-_GIT_CONFIG_NAMES = ("config", "config.worktree")
-_MAX_MODULE_DEPTH = 4
 
 
 @dataclass
@@ -56,66 +55,20 @@ class ProjectScan:
                 *self.secret_files, *self.secret_dirs}
 
 
-def _git_configs(git_dir: str) -> list[str]:
-    found = [os.path.join(git_dir, name) for name in _GIT_CONFIG_NAMES if os.path.isfile(os.path.join(git_dir, name))]
-    stack = [(os.path.join(git_dir, "modules"), 0), (os.path.join(git_dir, "worktrees"), 0)]
-    while stack:
-        current, depth = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False) and depth < _MAX_MODULE_DEPTH:
-                for name in _GIT_CONFIG_NAMES:
-                    if os.path.isfile(os.path.join(entry.path, name)):
-                        found.append(os.path.join(entry.path, name))
-                stack.append((os.path.join(entry.path, "modules"), depth + 1))
-    return found
-
-
-_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]')
-_PATH_KEY = re.compile(r"^\s*(hookspath|path)\s*=\s*(.*?)\s*$", re.I)
-
-
-def _git_referenced(config: str, worktree: str, git_dir: str) -> list[str]:
-    """Paths a git config makes git read or run from the working tree: ``core.hooksPath`` (husky's
-    ``.husky``), and ``include.path`` / ``includeIf.*.path`` files."""
-    try:
-        with open(config, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(256 * 1024).splitlines()
-    except OSError:
-        return []
-    found: list[str] = []
-    section = ""
-    for line in lines:
-        header = _SECTION.match(line)
-        if header:
-            section = header.group(1).lower()
-            continue
-        match = _PATH_KEY.match(line)
-        if not match:
-            continue
-        key, value = match.group(1).lower(), match.group(2).strip('"')
-        if (key == "hookspath" and section == "core") or (key == "path" and section in ("include", "includeif")):
-            if value.startswith("~"):
-                continue  # the home directory is not in the sandbox
-            base = worktree if key == "hookspath" else git_dir  # includes are relative to the config file
-            found.append(os.path.realpath(os.path.join(base, value)))
-    return found
-
-
-_BARE_MARKS = frozenset({"HEAD", "objects", "refs"})
-_BARE_CONFIG = ("config", "hooks")
-
-
 def bare_repository_parts(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
     """A directory's ``config`` and ``hooks`` when it has a git directory's shape (``HEAD``, ``objects/``,
     ``refs/``): git run inside it uses it as a (bare) repository, and runs what that config names."""
-    names = {entry.name for entry in entries}
-    if not _BARE_MARKS <= names:
-        return []
-    return [entry for entry in entries if entry.name in _BARE_CONFIG]
+    parts = git_dir_parts({entry.name for entry in entries})
+    return [entry for entry in entries if entry.name in parts] if parts else []
+
+
+def _listing(directory: str) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
+    """A directory's entries (none when it cannot be read), and its git directory parts among them."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return [], []
+    return entries, bare_repository_parts(entries)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -138,11 +91,7 @@ def scan_project(root: Path, visible: tuple[str, ...] = ()) -> ProjectScan:
     links: list[tuple[str, str]] = []
     while stack:
         current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        bare = bare_repository_parts(entries)
+        entries, bare = _listing(current)
         for entry in bare:
             (scan.protected_dirs if entry.is_dir(follow_symlinks=False) else scan.protected_files).append(entry.path)
             if entry.name == "config":
@@ -201,7 +150,7 @@ def scan_project(root: Path, visible: tuple[str, ...] = ()) -> ProjectScan:
     _follow_links(scan, links, top, visible)
     for config in scan.git_configs:
         git_dir = os.path.dirname(config)
-        for path in _git_referenced(config, os.path.dirname(git_dir), git_dir):
+        for path in git_referenced_paths(config, os.path.dirname(git_dir), git_dir):
             if _inside(path, top) and os.path.exists(path) and path not in scan.protected:
                 (scan.protected_dirs if os.path.isdir(path) else scan.protected_files).append(path)
     return scan
@@ -238,11 +187,7 @@ def walk_protected(root: Path) -> Iterator[str]:
     walked = 0
     while stack and walked < MAX_WALKED:
         current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        bare = bare_repository_parts(entries)
+        entries, bare = _listing(current)
         for entry in entries:
             walked += 1
             if entry in bare or is_protected_name(entry.name, top=current == top):

@@ -1,11 +1,13 @@
 """What aider may write, and where its own state goes: the same rules in-process and in its CLI.
 
 Aider never writes a file that configures git, the app or aider, or that a program
-loads later as settings (:func:`protected_reason`; the names the sandbox protects too):
-anything in a ``.git`` directory (submodules' too), ``.gitmodules``, ``.gitattributes``,
-``.env*``, ``.envrc``, ``.aider*``, the project's ``.mcp.json`` and ``AGENTS.md``, the
-app's configuration, state and data directories, the Python installation the app runs
-from, and anything outside the project (symbolic links are followed first; a file
+loads later as settings (:func:`protected_reason`): the project's configuration files
+as :mod:`core.protected` defines them, the list the sandbox protects too (anything in a
+``.git`` directory, submodules' too, ``.gitmodules``, ``.gitattributes``, ``.env*``,
+``.envrc``, ``.aider*``, the project's ``.mcp.json`` and ``AGENTS.md``, a git-directory-shaped
+directory's ``config`` and ``hooks``, the hooks directory and included files the project's
+git config points to); besides, the app's configuration, state and data directories, the
+Python installation the app runs from, and anything outside the project (symbolic links are followed first; a file
 with other hard links is refused, since writing it writes them too). An automatic task
 also writes only the files its approval named (:class:`WritePolicy`).
 
@@ -18,41 +20,32 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from core import paths
-
-_FILE_REASONS = {
-    ".gitmodules": "git's submodule configuration",
-    ".gitattributes": "git's attributes, which choose the filter and diff programs git runs",
-    ".envrc": "direnv's configuration, run by the shell",
-}
-_TOP_REASONS = {
-    ".mcp.json": "the project's MCP server list, whose commands the app runs",
-    "agents.md": "the project's instructions to the model",
-}
-"""Protected directly in the project only (where the app reads them)."""
+from core.protected import (GIT_DIR_MARKS, GIT_DIR_PART_REASON, GIT_DIR_PARTS, GIT_REFERENCED_REASON,
+                            config_name_reason, git_config_files, git_referenced_paths)
 
 
-def _fold(name: str) -> str:
-    return unicodedata.normalize("NFKC", name).casefold()
-
-
-def _name_reason(name: str, *, top: bool) -> str | None:
-    folded = _fold(name)
-    if folded == ".git":
-        return "git's own files (.git)"
-    if folded in _FILE_REASONS:
-        return _FILE_REASONS[folded]
-    if top and folded in _TOP_REASONS:
-        return _TOP_REASONS[folded]
-    if folded.startswith(".env"):
-        return "an environment file (.env*) that programs load"
-    if folded.startswith(".aider"):
-        return "aider's own configuration and state (.aider*)"
+def _git_dir_part_reason(root: Path, parts: tuple[str, ...]) -> str | None:
+    """A git-directory-shaped directory's ``config`` or ``hooks`` (or what is in them) on the way to a file."""
+    for index, part in enumerate(parts):
+        if part in GIT_DIR_PARTS:
+            directory = root.joinpath(*parts[:index])
+            if all(os.path.lexists(directory / mark) for mark in GIT_DIR_MARKS):
+                return GIT_DIR_PART_REASON
     return None
+
+
+def _git_referenced(root: Path) -> list[Path]:
+    """What the project's git configs (``.git``'s, its submodules' and worktrees') point to in the tree."""
+    git_dir = root / ".git"
+    if not git_dir.is_dir():
+        return []
+    git_dir = git_dir.resolve()
+    return [Path(found) for config in git_config_files(str(git_dir))
+            for found in git_referenced_paths(config, os.path.dirname(git_dir), str(git_dir))]
 
 
 def _app_dirs() -> list[tuple[Path, str]]:
@@ -76,8 +69,12 @@ def protected_reason(path: str | os.PathLike[str], project_root: Path) -> str | 
             return "it is outside the project"
         parts = candidate.relative_to(root).parts
         for index, part in enumerate(parts):
-            if reason := _name_reason(part, top=index == 0):
+            if reason := config_name_reason(part, top=index == 0):
                 return reason
+        if reason := _git_dir_part_reason(root, parts):
+            return reason
+    if any(resolved.is_relative_to(found) for found in _git_referenced(roots[0])):
+        return GIT_REFERENCED_REASON
     for directory, reason in _app_dirs():
         if resolved.is_relative_to(directory):
             return reason
