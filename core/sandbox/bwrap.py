@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from core.sandbox.history import hide_args as _hide_history
 from core.sandbox.protect import MountPoints
 from core.sandbox.walk import MAX_WALKED, SKIP_DIRS, ProjectScan, scan_project
 from core.tools.secrets import mask_git_config
@@ -285,6 +286,7 @@ def bwrap_argv(
     if scan is None:
         scan = scan_project(project_root, tuple(p for p in read_only if os.path.exists(p)))
     args += _protection(scan, mount_points)
+    args += _hide_history(project_root, scan.git_configs, _empty_dir())  # a secret in git history
     for directory in app_dirs_inside(project_root):
         if os.path.isdir(directory):  # never shown, never written (an empty read-only directory over it)
             args += ["--tmpfs", directory, "--remount-ro", directory]

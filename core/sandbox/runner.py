@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable, Literal, Sequence
 
-from core.sandbox import seccomp
+from core.sandbox import history, seccomp
 from core.sandbox.bwrap import bwrap_argv, sandbox_env
 from core.sandbox.limits import Limits, PidsCgroup, limit_wrapper, make_cgroup
 from core.sandbox.protect import MountPoints, Moved, make_mount_points, sweep
@@ -259,13 +259,18 @@ async def run_command(
         names = ", ".join(m.path for m in result.moved)
         result.output += (f"\n[sandbox] moved out of the project after the run: {names}. Commands may not create "
                           "files that git, aider or the app read as configuration (.git, .env*, .envrc, .aider*...).")
+    said = history.notice(root, scan.git_configs) if scan is not None else None
+    if said:
+        result.output += "\n" + said
     result.omitted_chars = capture.omitted
     result.output_bytes = capture.bytes
     return result
 
 
 def _prepare(root: Path, visible: tuple[str, ...]) -> tuple[ProjectScan, MountPoints]:
-    return scan_project(root, visible), make_mount_points(root)
+    scan = scan_project(root, visible)
+    history.secrets_in_history(root, scan.git_configs)  # git runs here, off the event loop; bwrap_argv hits the cache
+    return scan, make_mount_points(root)
 
 
 def _finish(root: Path, scan: ProjectScan, points: MountPoints | None, started: float, result: RunResult) -> None:
