@@ -25,15 +25,17 @@ from pathlib import Path
 
 from core import paths
 from core.protected import (GIT_DIR_MARKS, GIT_DIR_PART_REASON, GIT_DIR_PARTS, GIT_REFERENCED_REASON,
-                            config_name_reason, git_config_files, git_referenced_paths)
+                            config_name_reason, git_config_files, git_dir_parts, git_referenced_paths)
 
 
 def _git_dir_part_reason(root: Path, parts: tuple[str, ...]) -> str | None:
-    """A git-directory-shaped directory's ``config`` or ``hooks`` (or what is in them) on the way to a file."""
+    """A git-directory-shaped directory's ``config`` or ``hooks`` (or what is in them) on the way to a file,
+    also when this write would complete the shape (``config`` first, ``HEAD``, ``objects``, ``refs`` after)."""
     for index, part in enumerate(parts):
-        if part in GIT_DIR_PARTS:
+        if part in GIT_DIR_PARTS or part in GIT_DIR_MARKS:
             directory = root.joinpath(*parts[:index])
-            if all(os.path.lexists(directory / mark) for mark in GIT_DIR_MARKS):
+            names = {name for name in (*GIT_DIR_MARKS, *GIT_DIR_PARTS) if os.path.lexists(directory / name)} | {part}
+            if git_dir_parts(names):
                 return GIT_DIR_PART_REASON
     return None
 

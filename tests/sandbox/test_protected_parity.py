@@ -109,3 +109,17 @@ def test_every_mount_point_is_a_protected_name(entry):
     assert entry.source and entry.reason
     assert set(MOUNT_FILES) | set(MOUNT_DIRS) >= {".git", ".env", ".mcp.json", ".gitattributes"}
     assert not os.path.isabs(entry.glob)
+
+
+def test_aider_cannot_complete_a_git_directory_around_a_config_it_wrote(tmp_path):
+    """The sandbox sweeps a planted bare repository after the run, whatever the order of its writes; aider's
+    writes are judged one at a time, so the write that would complete the shape is the one refused."""
+    root = tmp_path.resolve()
+    (root / "src").mkdir()
+    (root / "src" / "config").write_text("[core]\n\tfsmonitor = touch PWNED\n")
+    (root / "src" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "src" / "objects").mkdir()
+    assert protected_reason("src/objects/info", root) is None
+    assert protected_reason("src/refs/heads/main", root)
+    assert protected_reason("src/config", root) is None  # no shape yet: an ordinary file called config
+    assert protected_reason("lib/config", root) is None
