@@ -286,7 +286,7 @@ def bwrap_argv(
     if scan is None:
         scan = scan_project(project_root, tuple(p for p in read_only if os.path.exists(p)))
     args += _protection(scan, mount_points)
-    args += _hide_history(project_root, scan.git_configs, _empty_dir())  # a secret in git history
+    args += _hide_history(project_root, scan.git_configs, _empty_dir(), scan.secret_files)  # a secret in git history
     for directory in app_dirs_inside(project_root):
         if os.path.isdir(directory):  # never shown, never written (an empty read-only directory over it)
             args += ["--tmpfs", directory, "--remount-ro", directory]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -39,9 +40,17 @@ from core.tools.secrets import is_secret_name, is_secret_path
 
 log = logging.getLogger(__name__)
 
-GIT_TIMEOUT = 60.0
+GIT_TIMEOUT = 20.0
 """Seconds for one history listing; past it the history is treated as holding a secret."""
 _STATE_FILES = ("HEAD", "packed-refs", "index", "shallow")
+PSEUDO_REFS = ("FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE",
+               "BISECT_HEAD")
+"""Files naming commits that ``--all`` and ``--reflog`` leave out (``git show FETCH_HEAD:.env`` reads them)."""
+_OBJECT_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\b", re.M)
+MAX_COPIED = 200
+"""Masked files whose stored copies are looked for (by blob id) per git directory."""
+COPY_CAP = 1024 * 1024
+"""Masked files larger than this are not hashed."""
 _STATE_DIRS = ("refs", "reftable")
 _MAX_STATE_ENTRIES = 20_000
 HIDDEN_DIRS = ("objects", "rr-cache")
@@ -74,7 +83,7 @@ def git_dirs(root: Path, git_configs: Iterable[str]) -> list[str]:
 def refs_state(git_dir: str) -> str:
     """A digest of what decides the history's content: HEAD, packed-refs, index, loose refs (names, sizes, times)."""
     digest = hashlib.sha256(git_dir.encode("utf-8", "surrogateescape"))
-    for name in _STATE_FILES:
+    for name in _STATE_FILES + PSEUDO_REFS:
         path = os.path.join(git_dir, name)
         try:
             info = os.stat(path)
@@ -118,12 +127,25 @@ def _secret_in(paths: Iterable[str]) -> str | None:
     return None
 
 
-def _listing(git_dir: str, env: dict[str, str], *args: str) -> set[str] | None:
+def pseudo_ref_ids(git_dir: str) -> list[str]:
+    """The commits ``FETCH_HEAD``, ``ORIG_HEAD``, ``MERGE_HEAD``... name."""
+    found: list[str] = []
+    for name in PSEUDO_REFS:
+        try:
+            with open(os.path.join(git_dir, name), encoding="ascii", errors="replace") as handle:
+                found += _OBJECT_ID.findall(handle.read(256 * 1024))
+        except OSError:
+            continue
+    return list(dict.fromkeys(found))
+
+
+def _listing(git_dir: str, env: dict[str, str], *args: str, stdin: str | None = None) -> set[str] | None:
     """The NUL-separated paths a git command prints (deduplicated); None when it failed."""
     argv = git_argv(f"--git-dir={git_dir}", *args)
     try:
         proc = subprocess.run(argv, cwd=git_dir, env=env, capture_output=True, timeout=GIT_TIMEOUT, check=False,
-                              stdin=subprocess.DEVNULL)
+                              input=None if stdin is None else stdin.encode(),
+                              stdin=subprocess.DEVNULL if stdin is None else None)
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("listing git history in %s failed: %s", git_dir, exc)
         return None
@@ -152,8 +174,10 @@ def find_secret(git_dir: str) -> str | None:
     if found:
         return found
     # -m: a merge's own changes too; --reflog: commits only a reflog still names (an amend that dropped .env)
+    pseudo = pseudo_ref_ids(git_dir)
     history = _listing(git_dir, env, "-c", "log.showSignature=false", "log", "--all", "--reflog", "-m",
-                       "--no-renames", "--format=", "--name-only", "-z")
+                       "--no-renames", "--ignore-missing", "--format=", "--name-only", "-z",
+                       *(["--stdin"] if pseudo else []), stdin="\n".join(pseudo) + "\n" if pseudo else None)
     if history is None:
         refs = _listing(git_dir, env, "for-each-ref", "--format=%(refname)%00")
         if refs is not None and not (refs - {"", "\n"}) and not os.path.exists(os.path.join(git_dir, "packed-refs")):
@@ -176,11 +200,90 @@ def history_secret(git_dir: str) -> str | None:
     return found
 
 
-def secrets_in_history(root: Path, git_configs: Iterable[str]) -> list[HistorySecret]:
-    """Every git directory of the project whose history holds a secret file."""
+def _blob_ids(path: str) -> list[str]:
+    """The ids git would give ``path``'s content as a blob (SHA-1 and SHA-256 repositories); none past the cap."""
+    try:
+        if os.path.getsize(path) > COPY_CAP:
+            return []
+        with open(path, "rb") as handle:
+            data = handle.read(COPY_CAP + 1)
+    except OSError:
+        return []
+    header = f"blob {len(data)}\0".encode()
+    return [hashlib.sha1(header + data, usedforsecurity=False).hexdigest(), hashlib.sha256(header + data).hexdigest()]
+
+
+def objects_state(git_dir: str) -> str:
+    """A digest of the object store's directories (a new loose object or pack changes one of their times)."""
+    objects = os.path.join(git_dir, "objects")
+    digest = hashlib.sha256()
+    try:
+        entries = sorted(os.scandir(objects), key=lambda e: e.name)
+    except OSError:
+        return "-"
+    for entry in [os.path.join(objects, "."), *(e.path for e in entries)]:
+        try:
+            info = os.stat(entry, follow_symlinks=False)
+        except OSError:
+            continue
+        digest.update(f"{entry} {info.st_mtime_ns} {info.st_ino}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+_copies_cache: dict[str, tuple[tuple[object, ...], str | None]] = {}
+
+
+def stored_copy(git_dir: str, secret_files: Iterable[str], root: Path) -> str | None:
+    """A masked file (``.env``, a key found by content) whose exact content git's object store holds, or None.
+
+    Whatever names it there (committed under another name, staged, or dangling after an
+    unstage), ``git cat-file --batch-all-objects --batch`` would print it. Cached by the
+    files' and the object store's state.
+    """
+    files = sorted(dict.fromkeys(secret_files))[:MAX_COPIED]
+    stats = []
+    for path in files:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        stats.append((path, info.st_size, info.st_mtime_ns, info.st_ino))
+    if not stats:
+        return None
+    key = (tuple(stats), objects_state(git_dir))
+    with _lock:
+        cached = _copies_cache.get(git_dir)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    ids = {blob: path for path, *_ in stats for blob in _blob_ids(path)}
+    found: str | None = None
+    if ids:
+        try:
+            env = git_env(None)
+            env["GIT_DIR"] = git_dir
+            proc = subprocess.run(git_argv(f"--git-dir={git_dir}", "cat-file", "--batch-check=%(objectname)"),
+                                  cwd=git_dir, env=env, input="\n".join(ids).encode() + b"\n", capture_output=True,
+                                  timeout=GIT_TIMEOUT, check=False)
+            lines = proc.stdout.decode("ascii", "replace").splitlines()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            log.warning("looking for copies of masked files in %s failed: %s", git_dir, exc)
+            lines = []
+        for line in lines:
+            line = line.strip()
+            if line in ids:
+                found = f"a copy of {os.path.relpath(ids[line], root)}"
+                break
+    with _lock:
+        _copies_cache[git_dir] = (key, found)
+    return found
+
+
+def secrets_in_history(root: Path, git_configs: Iterable[str], secret_files: Iterable[str] = ()) -> list[HistorySecret]:
+    """Every git directory of the project whose history holds a secret file, or a copy of a masked file."""
     found = []
+    secret_files = list(secret_files)
     for git_dir in git_dirs(root, git_configs):
-        path = history_secret(git_dir)
+        path = history_secret(git_dir) or stored_copy(git_dir, secret_files, root)
         if path is not None:
             found.append(HistorySecret(git_dir, path))
     return found
@@ -205,11 +308,11 @@ def _alternates(git_dir: str, root: str) -> list[str]:
     return found
 
 
-def hide_args(root: Path, git_configs: Iterable[str], empty_dir: str) -> list[str]:
+def hide_args(root: Path, git_configs: Iterable[str], empty_dir: str, secret_files: Iterable[str] = ()) -> list[str]:
     """bubblewrap options binding ``empty_dir`` (read-only) over the object stores of histories holding a secret."""
     top = os.path.realpath(root)
     args: list[str] = []
-    for secret in secrets_in_history(root, git_configs):
+    for secret in secrets_in_history(root, git_configs, secret_files):
         hidden = [os.path.join(secret.git_dir, name) for name in HIDDEN_DIRS]
         hidden += _alternates(secret.git_dir, top)
         for path in hidden:
@@ -218,13 +321,13 @@ def hide_args(root: Path, git_configs: Iterable[str], empty_dir: str) -> list[st
     return args
 
 
-def notice(root: Path, git_configs: Iterable[str]) -> str | None:
+def notice(root: Path, git_configs: Iterable[str], secret_files: Iterable[str] = ()) -> str | None:
     """The sentence said once per git directory (per process) whose objects the sandbox hides, or None.
 
     Uses the cached answers of :func:`hide_args` (the same refs state costs no git run).
     """
     lines = []
-    for secret in secrets_in_history(root, git_configs):
+    for secret in secrets_in_history(root, git_configs, secret_files):
         with _lock:
             if secret.git_dir in _announced:
                 continue

@@ -259,7 +259,7 @@ async def run_command(
         names = ", ".join(m.path for m in result.moved)
         result.output += (f"\n[sandbox] moved out of the project after the run: {names}. Commands may not create "
                           "files that git, aider or the app read as configuration (.git, .env*, .envrc, .aider*...).")
-    said = history.notice(root, scan.git_configs) if scan is not None else None
+    said = history.notice(root, scan.git_configs, scan.secret_files) if scan is not None else None
     if said:
         result.output += "\n" + said
     result.omitted_chars = capture.omitted
@@ -269,7 +269,8 @@ async def run_command(
 
 def _prepare(root: Path, visible: tuple[str, ...]) -> tuple[ProjectScan, MountPoints]:
     scan = scan_project(root, visible)
-    history.secrets_in_history(root, scan.git_configs)  # git runs here, off the event loop; bwrap_argv hits the cache
+    # git runs here, off the event loop; bwrap_argv then hits the cache
+    history.secrets_in_history(root, scan.git_configs, scan.secret_files)
     return scan, make_mount_points(root)
 
 

@@ -32,7 +32,7 @@ def leaked(text: str, canary: str) -> bool:
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True, text=True).stdout
+    return subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True).stdout.decode(errors="replace")
 
 
 def make_repo(root: Path, *, secret: bool) -> Path:
@@ -106,6 +106,46 @@ async def test_a_staged_env_is_not_readable_through_the_index(sandbox, tmp_path:
     assert "finished" in result.output
     assert not leaked(result.output, STAGED_CANARY)
     assert STAGED_CANARY in git(root, "show", ":.env")
+
+
+def _dangling(root: Path) -> str:
+    (root / ".env").write_text(f"API_TOKEN={STAGED_CANARY}\n")
+    git(root, "add", "-f", ".env")
+    git(root, "rm", "-q", "--cached", ".env")  # unstaged: its blob stays in objects/, named by nothing
+    return "git cat-file --batch-all-objects --batch"
+
+
+def _copy_committed(root: Path) -> str:
+    (root / ".env").write_text(f"API_TOKEN={STAGED_CANARY}\n")  # masked, never committed
+    (root / "config.bak").write_text(f"API_TOKEN={STAGED_CANARY}\n")
+    git(root, "add", "config.bak")
+    git(root, "commit", "-qm", "backup")
+    git(root, "rm", "-q", "config.bak")
+    git(root, "commit", "-qm", "drop backup")
+    return "git show HEAD~1:config.bak"
+
+
+def _orig_head(root: Path) -> str:
+    (root / ".env").write_text(f"API_TOKEN={STAGED_CANARY}\n")
+    git(root, "add", "-f", ".env")
+    tree = git(root, "write-tree").strip()
+    commit = git(root, "commit-tree", tree, "-m", "lost").strip()
+    git(root, "rm", "-q", "--cached", ".env")
+    (root / ".env").unlink()
+    (root / ".git" / "ORIG_HEAD").write_text(commit + "\n")  # named only by ORIG_HEAD (no ref, no reflog)
+    return "git show ORIG_HEAD:.env"
+
+
+@pytest.mark.parametrize("setup", [_dangling, _copy_committed, _orig_head], ids=lambda f: f.__name__.strip("_"))
+async def test_other_routes_to_a_stored_secret(sandbox, tmp_path: Path, setup) -> None:  # noqa: F811
+    root = make_repo(tmp_path / "repo", secret=False)
+    reader = setup(root)
+    assert STAGED_CANARY in git(root, *reader.split()[1:])  # the host's git holds it
+    result = await run_command(["sh", "-c", f"{reader} | xxd -p; {reader}; echo finished"], project_root=root,
+                               bwrap=sandbox.bwrap, rlimit_nproc=sandbox.process_limit == "rlimit")
+    assert "finished" in result.output
+    assert not leaked(result.output, STAGED_CANARY)
+    assert "git's objects are hidden in the sandbox" in result.output
 
 
 def fast_import(root: Path, commits: int) -> None:
