@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 GIT_TIMEOUT = 20.0
 """Seconds for one history listing; past it the history is treated as holding a secret."""
-_STATE_FILES = ("HEAD", "packed-refs", "index", "shallow")
+_STATE_FILES = ("HEAD", "packed-refs", "shallow")
 PSEUDO_REFS = ("FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE",
                "BISECT_HEAD")
 """Files naming commits that ``--all`` and ``--reflog`` leave out (``git show FETCH_HEAD:.env`` reads them)."""
@@ -66,7 +66,8 @@ class HistorySecret:
     """The first secret path found (relative to the repository)."""
 
 
-_cache: dict[str, tuple[str, str | None]] = {}
+_cache: dict[str, tuple[str, str | None, str, str | None]] = {}
+"""git dir -> (refs state, secret in history, index state, secret in index)."""
 _announced: set[str] = set()
 _lock = threading.Lock()
 
@@ -81,7 +82,7 @@ def git_dirs(root: Path, git_configs: Iterable[str]) -> list[str]:
 
 
 def refs_state(git_dir: str) -> str:
-    """A digest of what decides the history's content: HEAD, packed-refs, index, loose refs (names, sizes, times)."""
+    """A digest of what decides the history's content: HEAD, packed-refs, pseudo-refs, loose refs (stat)."""
     digest = hashlib.sha256(git_dir.encode("utf-8", "surrogateescape"))
     for name in _STATE_FILES + PSEUDO_REFS:
         path = os.path.join(git_dir, name)
@@ -154,50 +155,70 @@ def _listing(git_dir: str, env: dict[str, str], *args: str, stdin: str | None = 
     return set(proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
 
 
-def find_secret(git_dir: str) -> str | None:
-    """The first secret path in ``git_dir``'s history, reflogs or index (uncached), or None.
-
-    A repository git cannot read (refused by :func:`core.gitutil.git_env`, a timeout, a
-    broken history) counts as holding a secret: its objects are hidden.
-    """
+def _find(git_dir: str, *, index: bool = True, history: bool = True) -> tuple[str | None, str | None]:
+    """(secret path in the index, secret path in the history), each None when clean or not asked."""
     try:
         env = git_env(Path(git_dir))
     except GitRefused as exc:
         log.warning("git history of %s not checked (%s): its objects are hidden in the sandbox", git_dir, exc.reason)
-        return "(not checked)"
+        return "(not checked)", "(not checked)"
     env["GIT_DIR"] = git_dir
-    index = _listing(git_dir, env, "ls-files", "--cached", "-z") if os.path.exists(os.path.join(git_dir, "index")) \
-        else set()
-    if index is None:
-        index = set()  # a bare repository or no index: nothing staged
-    found = _secret_in(index)
-    if found:
-        return found
+    staged: str | None = None
+    if index and os.path.exists(os.path.join(git_dir, "index")):
+        staged = _secret_in(_listing(git_dir, env, "ls-files", "--cached", "-z") or ())
+    if not history:
+        return staged, None
     # -m: a merge's own changes too; --reflog: commits only a reflog still names (an amend that dropped .env)
     pseudo = pseudo_ref_ids(git_dir)
-    history = _listing(git_dir, env, "-c", "log.showSignature=false", "log", "--all", "--reflog", "-m",
-                       "--no-renames", "--ignore-missing", "--format=", "--name-only", "-z",
-                       *(["--stdin"] if pseudo else []), stdin="\n".join(pseudo) + "\n" if pseudo else None)
-    if history is None:
+    listed = _listing(git_dir, env, "-c", "log.showSignature=false", "log", "--all", "--reflog", "-m",
+                      "--no-renames", "--ignore-missing", "--format=", "--name-only", "-z",
+                      *(["--stdin"] if pseudo else []), stdin="\n".join(pseudo) + "\n" if pseudo else None)
+    if listed is None:
         refs = _listing(git_dir, env, "for-each-ref", "--format=%(refname)%00")
         if refs is not None and not (refs - {"", "\n"}) and not os.path.exists(os.path.join(git_dir, "packed-refs")):
-            return None  # no commit yet
+            return staged, None  # no commit yet
         log.warning("git history of %s could not be listed: its objects are hidden in the sandbox", git_dir)
-        return "(history unreadable)"
-    return _secret_in(sorted(p.lstrip("\n") for p in history))
+        return staged, "(history unreadable)"
+    return staged, _secret_in(sorted(p.lstrip("\n") for p in listed))
+
+
+def find_secret(git_dir: str) -> str | None:
+    """The first secret path in ``git_dir``'s index, history or reflogs (uncached), or None.
+
+    A repository git cannot read (refused by :func:`core.gitutil.git_env`, a timeout, a
+    broken history) counts as holding a secret: its objects are hidden.
+    """
+    staged, committed = _find(git_dir)
+    return staged or committed
+
+
+def _index_state(git_dir: str) -> str:
+    try:
+        info = os.stat(os.path.join(git_dir, "index"))
+    except OSError:
+        return "-"
+    return f"{info.st_size} {info.st_mtime_ns} {info.st_ino}"
 
 
 def history_secret(git_dir: str) -> str | None:
-    """:func:`find_secret`, cached by the state of the refs (:func:`refs_state`)."""
-    state = refs_state(git_dir)
+    """:func:`find_secret`, cached: the history by the refs' state (:func:`refs_state`), the index by its own.
+
+    ``git add`` (or a ``git status`` refreshing the index) re-reads only the index.
+    """
+    state, index_state = refs_state(git_dir), _index_state(git_dir)
     with _lock:
         cached = _cache.get(git_dir)
-    if cached is not None and cached[0] == state and state != "uncacheable":
-        return cached[1]
-    found = find_secret(git_dir)
+    fresh_history = cached is not None and cached[0] == state and state != "uncacheable"
+    fresh_index = cached is not None and cached[2] == index_state
+    if fresh_history and fresh_index:
+        return cached[3] or cached[1]
+    staged, committed = _find(git_dir, index=not fresh_index, history=not fresh_history)
+    if cached is not None:
+        staged = cached[3] if fresh_index else staged
+        committed = cached[1] if fresh_history else committed
     with _lock:
-        _cache[git_dir] = (state, found)
-    return found
+        _cache[git_dir] = (state, committed, index_state, staged)
+    return staged or committed
 
 
 def _blob_ids(path: str) -> list[str]:

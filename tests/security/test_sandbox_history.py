@@ -174,9 +174,14 @@ def test_the_answer_is_cached_by_the_refs_state(tmp_path: Path, monkeypatch: pyt
     began = time.perf_counter()
     assert history.history_secret(git_dir) == ".env"
     first = time.perf_counter() - began
-    calls: list[str] = []
-    real = history.find_secret
-    monkeypatch.setattr(history, "find_secret", lambda d: calls.append(d) or real(d))
+    calls: list[tuple[str, ...]] = []
+    real = history._listing
+
+    def listing(git_dir: str, env: dict[str, str], *args: str, **kwargs):
+        calls.append(args)
+        return real(git_dir, env, *args, **kwargs)
+
+    monkeypatch.setattr(history, "_listing", listing)  # counts the git runs
     began = time.perf_counter()
     assert history.history_secret(git_dir) == ".env"
     cached = time.perf_counter() - began
@@ -184,7 +189,12 @@ def test_the_answer_is_cached_by_the_refs_state(tmp_path: Path, monkeypatch: pyt
     print(f"2000 commits: first {first * 1000:.1f} ms, cached {cached * 1000:.2f} ms")
     git(root, "update-ref", "refs/heads/other", "main~1")
     assert history.history_secret(git_dir) == ".env"
-    assert calls == [git_dir]  # a new ref: asked again
+    assert [("log" in args) for args in calls] == [True]  # a new ref: the history is listed again, not the index
+    calls.clear()
+    (root / "app.py").write_text("x\n")
+    git(root, "add", "app.py")
+    assert history.history_secret(git_dir) == ".env"
+    assert [args[0] for args in calls] == ["ls-files"]  # the index changed: only it is listed again
 
 
 def test_a_clean_repository_is_not_hidden(tmp_path: Path) -> None:
