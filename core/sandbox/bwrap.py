@@ -6,7 +6,8 @@ as configuration (:mod:`core.sandbox.protect`: read-only, and not creatable at t
 secret files inside the project masked (by name and by content, also where a symbolic
 link leads: :mod:`core.sandbox.walk`, with the one definition in
 :mod:`core.tools.secrets`), git's configuration files replaced by copies without
-credentials, ``/proc/sys`` and ``/proc/sysrq-trigger`` read-only (bubblewrap leaves
+credentials, git's object store hidden where the history holds a secret file
+(:mod:`core.sandbox.history`), ``/proc/sys`` and ``/proc/sysrq-trigger`` read-only (bubblewrap leaves
 them writable, and a root sandbox's user namespace maps to the host's root), a
 private ``/tmp`` and a fresh ``HOME`` in it, new user, PID, IPC, UTS, cgroup and
 network namespaces, every capability dropped, no new Unix sockets
