@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import pytest
 from textual.widget import Widget
 
 from core import events as ev
@@ -163,7 +164,14 @@ async def test_keys_a_click_and_sending_follow_again(settings, project) -> None:
         await wait_for(pilot, lambda: chat.following and chat.scroll_y == chat.max_scroll_y)
 
 
-async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
+@pytest.mark.parametrize("burst", [False, True], ids=["laid-out-between", "burst"])
+async def test_pruning_while_reading_keeps_the_view(settings, project, burst: bool) -> None:
+    """Scrolled up, three batches of output each prune what is above the view; what the reader sees stays put.
+
+    Laid out between batches, or as a burst with no layout between them (``batch_update``
+    holds the screen's layout, as a busy event loop can): the notice of pruned items
+    appears once and each prune moves the view by exactly what went above it.
+    """
     app = build(settings, project, [])
     async with app.run_test(size=SIZE) as pilot:
         chat = app.chat
@@ -177,8 +185,14 @@ async def test_pruning_while_reading_keeps_the_view(settings, project) -> None:
         where = [screen_y(w) for w in seen]
         before = chat.items
         above = {w for w in before if w.region.bottom <= chat.region.y}
-        for batch in range(3):
-            await chat.add(*[NoteMessage(f"new {batch}.{i}", kind="info") for i in range(10)])
+        if burst:
+            with app.batch_update():  # no layout until all three are added and pruned
+                for batch in range(3):
+                    await chat.add(*[NoteMessage(f"new {batch}.{i}", kind="info") for i in range(10)])
+        else:
+            for batch in range(3):
+                await chat.add(*[NoteMessage(f"new {batch}.{i}", kind="info") for i in range(10)])
+                await refreshed(pilot, chat)  # laid out before the next batch prunes
         await refreshed(pilot, chat)  # mounted, pruned, scrolled back by what went: all of it laid out
         state = {"scroll_y": chat.scroll_y, "max_scroll_y": chat.max_scroll_y, "pruned": chat.pruned, "following": chat.following, "items": len(chat.items)}
         assert set(seen) <= set(chat.items), ("what the reader sees is never pruned", state)

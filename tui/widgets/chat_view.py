@@ -90,6 +90,8 @@ class ChatView(VerticalScroll):
         self.pruned = 0
         self._pruned_notice = Static("", classes="pruned-notice")
         self._pruned_notice.display = False
+        self._notice_height = 0
+        """The rows the pruned notice takes, as last written (its laid-out size lags until the next layout)."""
         self._marker = NewOutputMarker()
         self._unseen: set[Widget] = set()
         self._was_following = True
@@ -222,15 +224,18 @@ class ChatView(VerticalScroll):
         if not cut:
             return
         shift = live[cut].virtual_region.y - live[0].virtual_region.y if reading else 0
-        notice_before = self._pruned_notice.outer_size.height if self._pruned_notice.display else 0
+        # The notice's height as last written, not its laid-out size: two prunes before the
+        # next layout (a burst of output) would otherwise count a new notice twice.
+        notice_before = self._notice_height
         self.pruned += cut
         self._unseen.difference_update(live[:cut])
         await self.remove_children(live[:cut])
-        self._pruned_notice.update(f"… {self.pruned} earlier items are not shown here: f2 shows the whole transcript, /export writes it")
+        notice = f"… {self.pruned} earlier items are not shown here: f2 shows the whole transcript, /export writes it"
+        self._pruned_notice.update(notice)
         self._pruned_notice.display = True
+        self._notice_height = self._pruned_notice.get_content_height(self.size, self.size, self.scrollable_content_region.width)
         if reading:
-            notice_after = self._pruned_notice.get_content_height(self.size, self.size, self.scrollable_content_region.width) if not notice_before else notice_before
-            y = max(0, self.scroll_y - shift + (notice_after - notice_before))
+            y = max(0, self.scroll_y - shift + (self._notice_height - notice_before))
             self.set_scroll(None, y)
             self.scroll_target_y = y
 
@@ -240,4 +245,5 @@ class ChatView(VerticalScroll):
         self.pruned = 0
         self._unseen.clear()
         self._pruned_notice.display = False
+        self._notice_height = 0
         self.follow()
