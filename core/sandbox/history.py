@@ -182,16 +182,6 @@ def _find(git_dir: str, *, index: bool = True, history: bool = True) -> tuple[st
     return staged, _secret_in(sorted(p.lstrip("\n") for p in listed))
 
 
-def find_secret(git_dir: str) -> str | None:
-    """The first secret path in ``git_dir``'s index, history or reflogs (uncached), or None.
-
-    A repository git cannot read (refused by :func:`core.gitutil.git_env`, a timeout, a
-    broken history) counts as holding a secret: its objects are hidden.
-    """
-    staged, committed = _find(git_dir)
-    return staged or committed
-
-
 def _index_state(git_dir: str) -> str:
     try:
         info = os.stat(os.path.join(git_dir, "index"))
@@ -201,8 +191,11 @@ def _index_state(git_dir: str) -> str:
 
 
 def history_secret(git_dir: str) -> str | None:
-    """:func:`find_secret`, cached: the history by the refs' state (:func:`refs_state`), the index by its own.
+    """The first secret path in ``git_dir``'s index, history or reflogs, or None; cached.
 
+    A repository git cannot read (refused by :func:`core.gitutil.git_env`, a timeout, a
+    broken history) counts as holding a secret: its objects are hidden. The history is
+    cached by the refs' state (:func:`refs_state`), the index by its own stat, so
     ``git add`` (or a ``git status`` refreshing the index) re-reads only the index.
     """
     state, index_state = refs_state(git_dir), _index_state(git_dir)
