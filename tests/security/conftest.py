@@ -84,14 +84,15 @@ def shell_trap(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 
 @contextmanager
-def loopback_listener(*, read: bool) -> Iterator[tuple[int, list[bytes]]]:
-    """A listener on 127.0.0.1 that records every connection: what it sent (``read``) or a mark.
+def loopback_listener(*, read: bool, unix_path: Path | None = None) -> Iterator[tuple[int, list[bytes]]]:
+    """A listener on 127.0.0.1 (or on the Unix socket ``unix_path``) that records every connection:
+    what it sent (``read``) or a mark.
 
-    Yields the port and the list of what arrived.
+    Yields the port (0 for a Unix socket) and the list of what arrived.
     """
     received: list[bytes] = []
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
+    server = socket.socket(socket.AF_UNIX) if unix_path else socket.socket()
+    server.bind(str(unix_path) if unix_path else ("127.0.0.1", 0))
     server.listen()
     server.settimeout(0.2)
     stop = threading.Event()
@@ -108,7 +109,7 @@ def loopback_listener(*, read: bool) -> Iterator[tuple[int, list[bytes]]]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        yield server.getsockname()[1], received
+        yield (0 if unix_path else server.getsockname()[1]), received
     finally:
         stop.set()
         thread.join(2)

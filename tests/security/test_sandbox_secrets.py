@@ -8,15 +8,14 @@ Unix-socket listener counts its connections; ``/proc/sys`` is read on the host.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
 from core.sandbox import run_command
 from tests.sandbox.conftest import python_inside, sandbox  # noqa: F401 - fixtures
+from tests.security.conftest import loopback_listener
 
 GIT_CANARY = "GitPassCanary7431"
 HEADER_CANARY = "HeaderCanary5522"
@@ -82,35 +81,12 @@ async def test_secrets_reached_through_symbolic_links_are_masked(sandbox, repo):
 
 
 async def test_a_unix_socket_in_the_project_is_not_a_way_out(sandbox, repo, python_inside):  # noqa: F811
-    path = repo / "agent.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen()
-    server.settimeout(0.2)
-    hits: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                hits.append(conn.recv(100) or b"<connected>")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
     python, read_only = python_inside
     code = ("import socket\ntry:\n s = socket.socket(socket.AF_UNIX)\n s.connect('agent.sock')\n s.sendall(b'escaped')\n"
             " s.close()\n print('CONNECTED')\nexcept OSError as e:\n print('refused:', e)\n"
             "a, b = socket.socketpair()\na.sendall(b'x'); print('pair', b.recv(1))")
-    try:
+    with loopback_listener(read=True, unix_path=repo / "agent.sock") as (_, hits):
         result = await run_command([*python, "-c", code], project_root=repo, bwrap=sandbox.bwrap, read_only=read_only)
-    finally:
-        stop.set()
-        thread.join(2)
-        server.close()
     assert "refused:" in result.output, result.output
     assert hits == []
     assert "pair b'x'" in result.output  # an unnamed socket pair still works
