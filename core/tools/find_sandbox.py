@@ -174,6 +174,12 @@ def sandboxed_stages(stages: Sequence[Sequence[str]], bwrap: str, project_root: 
     return [[*prefix, *argv] for argv in stages]
 
 
+def hides_git_objects(bwrap: str, project_root: Path) -> bool:
+    """True when the sandbox hides git's object store (the history holds a secret: :mod:`core.sandbox.history`)."""
+    argv = sandbox_prefix(bwrap, project_root)
+    return any(flag == "--ro-bind" and target.endswith("/objects") for flag, target in zip(argv, argv[2:]))
+
+
 def sandboxed_env(env: Mapping[str, str]) -> dict[str, str]:
     """What a sandboxed stage's environment keeps of ``env``: git's hardening, the locale, the fixed PATH."""
     kept = {k: v for k, v in env.items() if k in _ENV_KEYS or k.startswith(("GIT_", "LC_"))}

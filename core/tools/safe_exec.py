@@ -32,7 +32,14 @@ from core.gitutil import GitRefused, git_env, user_identity
 from core.sandbox.preflight import SandboxStatus
 from core.tools.command_policy import SOURCES, Approval, CommandRefused, ls_listing_dir, plan_command
 from core.tools.env_dirs import skipped_note, take_skipped
-from core.tools.find_sandbox import CHILD_PATH, known_status, sandbox_status, sandboxed_env, sandboxed_stages
+from core.tools.find_sandbox import (
+    CHILD_PATH,
+    hides_git_objects,
+    known_status,
+    sandbox_status,
+    sandboxed_env,
+    sandboxed_stages,
+)
 from core.tools.output_paths import MAX_CHECKED_LINES, FoundPaths, find_paths_in_output, parse_file_paths_from_output
 from core.tools.paths_guard import is_inside, relative_display
 from core.tools.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
@@ -57,6 +64,11 @@ STDERR_CAP = 64 * 1024
 OUTPUT_SHOWN = 2000
 """Characters of a command's output shown to the model when it printed no paths (the rest is counted, not shown)."""
 MAX_LISTED_PATHS = 500
+HIDDEN_HISTORY = (
+    "git could not read its objects: the project's git history holds a secret file, so git's object store is "
+    "hidden in the sandbox. Search the working tree instead: git grep PATTERN (no revision, no --cached), "
+    "grep -rl PATTERN . or rg -l PATTERN."
+)
 _CHUNK = 64 * 1024
 _REAP_SECONDS = 2.0
 # Programs whose exit status 1 means "nothing matched", not a failure.
@@ -465,6 +477,9 @@ async def execute_command_safely(
     quiet = not stderr.strip()
     if code == 0 or (program in _NO_MATCH_IS_ONE and quiet and (code == 1 or (code == 2 and masked))):
         return finish("success", reason=" ".join(notes), **common)
+    if bwrap is not None and gits and await asyncio.to_thread(hides_git_objects, bwrap, project_root.resolve()):
+        # git's own message names the blobs (and files) it could not read: replaced, not shown.
+        return finish("error", reason=HIDDEN_HISTORY, **{**common, "stderr": ""})
     first_line = stderr.strip().splitlines()[0] if stderr.strip() else "no error message"
     return finish("error", reason=f"The command exited with status {code}: {first_line}", **common)
 

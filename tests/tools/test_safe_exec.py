@@ -93,8 +93,12 @@ class TestAllowedCommands:
         for command in (f"git grep -l {needle}", f"git grep -l {needle} .", f"git grep -l {needle} -- .",
                         f"git grep -l {needle} HEAD", f"git grep -l {needle} HEAD -- .", "git grep -L zzz"):
             result = await execute_command_safely(command, project_root=repo)
-            assert result.status == "success", (command, result.reason)
-            assert ".env" not in result.stdout, command
+            if "HEAD" in command and result.status == "error":
+                # Sandboxed, the history holding .env hides git's objects: said plainly, nothing of git's message shown.
+                assert "history holds a secret file" in result.reason and result.stderr == "", (command, result)
+            else:
+                assert result.status == "success", (command, result.reason)
+            assert ".env" not in result.stdout + result.reason, command
         # Control: the same search without the exclusions would have found it.
         assert ".env" in git(repo, "grep", "-l", needle)
 
