@@ -55,11 +55,6 @@ _ANY_INVISIBLE = re.compile(
 shown in what a person approves, left alone in chat text."""
 
 
-def has_invisibles(text: str, *, strict: bool = False) -> bool:
-    """True when ``text`` holds a character that hides or reorders text (``strict``: any invisible one)."""
-    return (_ANY_INVISIBLE if strict else _INVISIBLE).search(text) is not None
-
-
 def visible_text(text: str, *, strict: bool = True) -> str:
     """``text`` as a reader must see it: controls as symbols, hiding characters as ``<U+202E>``.
 
@@ -83,6 +78,14 @@ def without_hiding(text: str) -> str:
     cells wide, so the line keeps its width and the text is shown in its logical order.
     """
     return _INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text
+
+
+_FOR_TERMINAL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_HIDING}]")
+
+
+def changed_for_terminal(text: str) -> bool:
+    """True when :func:`for_terminal` would change ``text`` (one search: it runs on every rendered line)."""
+    return _FOR_TERMINAL.search(text) is not None
 
 
 def for_terminal(text: str) -> str:

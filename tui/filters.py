@@ -6,7 +6,7 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.filter import LineFilter
 
-from core.text import for_terminal, has_controls, has_invisibles
+from core.text import changed_for_terminal, for_terminal
 
 
 class ControlCharacterFilter(LineFilter):
@@ -20,13 +20,9 @@ class ControlCharacterFilter(LineFilter):
     """
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        if not any(not segment.control and _shown_changed(segment.text) for segment in segments):
+        if not any(not segment.control and changed_for_terminal(segment.text) for segment in segments):
             return segments
         return [
-            segment if segment.control or not _shown_changed(segment.text) else Segment(for_terminal(segment.text), segment.style)
+            segment if segment.control or not changed_for_terminal(segment.text) else Segment(for_terminal(segment.text), segment.style)
             for segment in segments
         ]
-
-
-def _shown_changed(text: str) -> bool:
-    return has_controls(text) or has_invisibles(text)
