@@ -58,7 +58,9 @@ def private_dir(directory: Path) -> Path:
     """
     directory = Path(directory)
     parts = directory.parts
-    start = next((i for i, part in enumerate(parts) if part == APP_NAME), len(parts) - 1)
+    # The last component named like the app is its own directory: one higher up (a clone of this
+    # repository holding the XDG dirs, say) is the user's and keeps its mode.
+    start = max((i for i, part in enumerate(parts) if part == APP_NAME), default=len(parts) - 1)
     current = Path(*parts[:start]) if start else Path(parts[0])
     if start:
         current.mkdir(parents=True, exist_ok=True)

@@ -166,3 +166,15 @@ async def test_file_finding_is_refused_in_a_home_root(isolated_env: Path) -> Non
         result = await execute_command_safely("find . -name '*CANARY*'", project_root=root, approval_mode="allow")
         assert result.status == "refused" and "home directory" in result.reason, result
         assert "CANARY" not in (result.stdout or "")
+
+
+def test_only_the_apps_own_directory_is_made_private(tmp_path: Path) -> None:
+    """A directory higher up that happens to share the app's name (a clone of this repository) keeps its mode."""
+    from core import paths
+
+    clone = tmp_path / "assistant-tui"
+    clone.mkdir(mode=0o755)
+    os.chmod(clone, 0o755)
+    made = paths.private_dir(clone / "xdg" / "assistant-tui" / "sessions")
+    assert _mode(clone) == 0o755
+    assert _mode(made) == 0o700 and _mode(made.parent) == 0o700
