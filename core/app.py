@@ -69,13 +69,14 @@ class Application:
 
     def _register_tools(self) -> None:
         from core.tools.aider_tools import register_aider_tools
-        from core.tools.files import READ_FILE_SPEC, read_file_tool
+        from core.tools.files import MAX_READ_CHARS, READ_FILE_SPEC, read_file_tool
 
         handler = self.handler
 
         def read_file(params: dict[str, Any]) -> TaskResult:
             return read_file_tool(params, project_root=self.project_root, explicit_files=set(handler.pinned_files),
-                                  policy=self.memory_system.policy)
+                                  policy=self.memory_system.policy,
+                                  max_chars=self.settings.max_tool_result_chars or MAX_READ_CHARS)
 
         handler.register_tool(READ_FILE_SPEC, read_file)
         after_edit = None

@@ -5,6 +5,11 @@ Which files may be read is the project's one file policy
 (:class:`core.memory.policy.FilePolicy`): secrets and git's own data never, files
 ignored by git only when the user put them into the context, binary files never,
 and files above the policy's size limit only by line range.
+
+What one read returns has one limit, :data:`MAX_READ_CHARS` characters (the
+``max_tool_result_chars`` setting in the app), counted on the numbered text the
+model receives; a read that reaches it ends on a whole line with the line to
+continue from (``start_line=N``), so the tool loop's general cap never cuts it.
 """
 
 from __future__ import annotations
@@ -19,12 +24,18 @@ from core.tools.paths_guard import PathRefused, relative_display, resolve_in_roo
 from core.tools.secrets import is_secret_path
 from core.types import TaskResult, error_result, ok_result
 
-__all__ = ["MAX_READ_BYTES", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "numbered_line", "read_file_tool"]
+__all__ = ["MAX_READ_BYTES", "MAX_READ_CHARS", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "numbered_line", "read_file_tool"]
 
 log = logging.getLogger(__name__)
 
 MAX_READ_BYTES = MAX_FILE_BYTES
-"""Most bytes one read returns (the policy's limit for a whole file)."""
+"""Biggest file read whole (the policy's limit); bigger ones only by line range."""
+
+MAX_READ_CHARS = 100_000
+"""Most characters one read returns unless the caller says otherwise (the hint included)."""
+
+_HINT_ROOM = 120
+"""Characters kept free for the continuation hint."""
 
 READ_FILE_SPEC: dict[str, Any] = {
     "name": "readFile",
@@ -73,18 +84,26 @@ def numbered_line(number: int, line: str) -> str:
     return f"{number:6}\t{line.rstrip(chr(13) + chr(10))}"
 
 
-def _numbered(lines: Iterable[tuple[int, bytes]]) -> tuple[str, int, int, bool]:
-    """Render (number, raw line) pairs within the byte cap: text, first, last, cut short."""
+def _numbered(lines: Iterable[tuple[int, bytes]], limit: int) -> tuple[str, int, int, str]:
+    """Render (number, raw line) pairs within ``limit`` characters: text, first, last, and how it was cut.
+
+    The last is ``""`` (not cut), ``"lines"`` (ends on a whole line) or ``"line"`` (a first
+    line longer than the limit, shown up to it; the read continues after it).
+    """
     out: list[str] = []
     size = 0
     first = last = 0
+    budget = max(limit - _HINT_ROOM, 1)
     for number, raw in lines:
-        if size + len(raw) > MAX_READ_BYTES and out:
-            return "\n".join(out), first, last, True
-        out.append(numbered_line(number, raw.decode("utf-8", "replace")))
-        size += len(raw)
+        line = numbered_line(number, raw.decode("utf-8", "replace"))
+        if size + len(line) + bool(out) > budget:
+            if not out:
+                return line[:budget], number, number, "line"
+            return "\n".join(out), first, last, "lines"
+        out.append(line)
+        size += len(line) + 1
         first, last = first or number, number
-    return "\n".join(out), first, last, False
+    return "\n".join(out), first, last, ""
 
 
 def _lines_in_range(path: Path, start: int, end: int | None) -> Iterable[tuple[int, bytes]]:
@@ -108,6 +127,7 @@ def read_file_tool(
     project_root: Path,
     explicit_files: Iterable[str] = frozenset(),
     policy: FilePolicy | None = None,
+    max_chars: int = MAX_READ_CHARS,
 ) -> TaskResult:
     """Executor of ``readFile``.
 
@@ -117,10 +137,12 @@ def read_file_tool(
         explicit_files: Absolute paths the user put into the context; these may be
             read even when git ignores them.
         policy: The project's file policy (the memory system's); a private one when None.
+        max_chars: Most characters returned, the continuation hint included.
 
     Returns:
         Success: the lines, numbered; ``metadata`` has ``path``, ``start_line``,
-        ``end_line``, ``truncated`` and, for whole reads, ``total_lines``.
+        ``end_line``, ``truncated`` (then ``continue_line``, the line to read from next)
+        and, for whole reads, ``total_lines``.
         Error: a sentence saying why and what to do instead.
     """
     raw = params.get("path")
@@ -145,17 +167,19 @@ def read_file_tool(
                             reason=refusal.code, **({"size": refusal.size} if refusal.size else {}))
     size = resolved.stat().st_size if resolved.exists() else 0
     try:
-        text, first, last, cut = _numbered(_lines_in_range(resolved, start or 1, end))
+        text, first, last, cut = _numbered(_lines_in_range(resolved, start or 1, end), max_chars)
     except OSError as exc:
         return error_result(f"{shown} cannot be read: {exc.strerror or exc}.", path=str(resolved))
-    meta: dict[str, Any] = dict(path=str(resolved), start_line=first, end_line=last, truncated=cut, size=size)
+    meta: dict[str, Any] = dict(path=str(resolved), start_line=first, end_line=last, truncated=bool(cut), size=size)
     if not text:
         where = f"has no line {start}" if start else "is empty"
         return ok_result(f"{shown} {where}.", **meta)
     if whole and not cut:
         meta["total_lines"] = last
     if cut:
-        text += f"\n[output cut at {human_size(MAX_READ_BYTES)}; continue with start_line={last + 1}]"
+        meta["continue_line"] = last + 1
+        where = f"line {last} is longer than that" if cut == "line" else f"after line {last}"
+        text += f"\n[read cut at {max_chars:,} characters: {where}; continue with start_line={last + 1}]"
     return ok_result(text, **meta)
 
 

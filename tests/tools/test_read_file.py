@@ -174,3 +174,75 @@ class TestIgnoreRules:
 def test_is_secret_path(path: str, secret: bool) -> None:
     reason = is_secret_path(path)
     assert (reason is not None) == secret, reason
+
+
+def _tool_result_texts(request) -> list[str]:
+    """The tool results in the last user message of an Anthropic request, as the model receives them."""
+    blocks = request.messages[-1]["content"]
+    return [b["content"] if isinstance(b["content"], str) else "".join(p.get("text", "") for p in b["content"])
+            for b in blocks if b.get("type") == "tool_result"]
+
+
+class TestOneLimitThroughTheToolLoop:
+    """A read longer than the limit reaches the model whole-lined with a hint, and the hint leads to the rest."""
+
+    async def test_a_158_kb_file_is_read_in_two_steps_by_following_the_hint(self, tmp_path: Path, fake_llm) -> None:
+        import re
+
+        from core.app import Application
+        from core.config import Settings
+        from tests.fake_llm import Reply, Tool
+
+        root = tmp_path / "proj"
+        root.mkdir()
+        lines = [f"row {n:05d} " + "x" * 60 for n in range(1, 2231)]
+        (root / "data.txt").write_text("\n".join(lines) + "\n")
+        assert 150_000 < (root / "data.txt").stat().st_size < 160_000
+        app = Application(Settings(provider="anthropic", model="claude-test", anthropic_base_url=fake_llm.anthropic_url,
+                                   anthropic_api_key="sk-ant-test", project_root=root, mcp_enabled=False, max_retries=0))
+
+        def model(request) -> Reply:
+            """Reads the file, then follows whatever continuation the last result names."""
+            results = _tool_result_texts(request)
+            if not results:
+                return Reply(tools=[Tool("readFile", {"path": "data.txt"})])
+            hint = re.search(r"continue with start_line=(\d+)\]$", results[-1])
+            if hint:
+                return Reply(tools=[Tool("readFile", {"path": "data.txt", "start_line": int(hint.group(1))})])
+            return Reply(text="read it all")
+
+        fake_llm.responder = model
+        assert (await app.handler.handle_query("read data.txt"))["content"] == "read it all"
+        reads = [_tool_result_texts(r)[-1] for r in fake_llm.requests[1:]]
+        assert len(reads) == 2, [r[-200:] for r in reads]
+        first, rest = reads
+        assert len(first) <= app.settings.max_tool_result_chars
+        assert "[output truncated" not in first and re.search(r"after line \d+; continue with start_line=\d+\]$", first)
+        body = first.rsplit("\n", 1)[0] + "\n" + rest
+        assert [line.split("\t", 1)[1] for line in body.splitlines()] == lines
+
+    async def test_a_lower_setting_is_the_reads_limit_too(self, tmp_path: Path, fake_llm) -> None:
+        from core.app import Application
+        from core.config import Settings
+        from tests.fake_llm import Reply, Tool
+
+        root = tmp_path / "proj"
+        root.mkdir()
+        (root / "data.txt").write_text("".join(f"line {n}\n" for n in range(1, 2001)))
+        app = Application(Settings(provider="anthropic", model="claude-test", anthropic_base_url=fake_llm.anthropic_url,
+                                   anthropic_api_key="sk-ant-test", project_root=root, mcp_enabled=False, max_retries=0,
+                                   max_tool_result_chars=2_000))
+        fake_llm.script(Reply(tools=[Tool("readFile", {"path": "data.txt", "start_line": 100})]), Reply(text="ok"))
+        await app.handler.handle_query("read")
+        [sent] = _tool_result_texts(fake_llm.requests[1])
+        assert len(sent) <= 2_000 and sent.startswith("   100\tline 100\n")
+        assert "[output truncated" not in sent and "continue with start_line=" in sent
+
+
+def test_a_line_longer_than_the_limit_is_shown_up_to_it_and_the_read_goes_on_after_it(tmp_path: Path) -> None:
+    (tmp_path / "min.js").write_text("y" * 5_000 + "\nnext\n")
+    cut = read_file_tool({"path": "min.js"}, project_root=tmp_path, max_chars=1_000)
+    assert len(cut["content"]) <= 1_000 and cut["content"].startswith("     1\tyyy")
+    assert cut["content"].endswith("line 1 is longer than that; continue with start_line=2]")
+    assert cut["metadata"]["continue_line"] == 2
+    assert read_file_tool({"path": "min.js", "start_line": 2}, project_root=tmp_path)["content"] == "     2\tnext"
