@@ -9,21 +9,14 @@ The functions below are the rules behind ``/add``, ``/drop`` and the pane
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from core.globs import select
+
 if TYPE_CHECKING:  # imported where used: the policy pulls in the index, git and pathspec, not needed for the first frame
     from core.memory.policy import FilePolicy
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass
@@ -69,15 +62,8 @@ def plan_add(pattern: str, root: Path, current: list[str], policy: FilePolicy | 
 
 
 def match_current(pattern: str, root: Path, current: list[str]) -> list[str]:
-    """Entries of ``current`` matched by a path or glob (for ``/drop``)."""
-    root = root.resolve()
-    matched: list[str] = []
-    for entry in current:
-        path = Path(entry)
-        relative = str(path.relative_to(root)) if _inside(path, root) else entry
-        if pattern in {entry, relative} or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(entry, pattern) or relative.startswith(pattern.rstrip("/") + "/"):
-            matched.append(entry)
-    return matched
+    """Entries of ``current`` a path, directory or glob names (for ``/drop``): the rule ``/add`` uses (:mod:`core.globs`)."""
+    return select(pattern, root.resolve(), current)
 
 
 def display_path(path: str, root: Path) -> str:

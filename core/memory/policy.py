@@ -16,7 +16,6 @@ matched the way the index's directory walk matches them).
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import math
 import os
@@ -25,9 +24,10 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from core.gitutil import GitRefused, run_git
+from core.globs import is_glob, relative_pattern, select
 from core.memory.index import FileIndex, FileMetadata, ignored_by_gitignore_files
 from core.text import human_size
 from core.tools.secrets import contains_private_key, is_secret_path, looks_like_private_key, scrubbed_env
@@ -111,28 +111,6 @@ def is_git_ignored(path: Path, project_root: Path) -> bool:
             if proc.returncode in (0, 1):
                 return proc.returncode == 0
     return ignored_by_gitignore_files(rel, root)
-
-
-def glob_match(rel: str, pattern: str) -> bool:
-    """Whether a relative ``/`` path matches a glob the way :meth:`pathlib.Path.glob` does.
-
-    ``*``, ``?`` and ``[...]`` match within one path component; ``**`` matches any
-    number of components (none included).
-    """
-    return _match_parts(rel.split("/"), [part for part in pattern.split("/") if part not in ("", ".")])
-
-
-def _match_parts(parts: list[str], pattern: list[str]) -> bool:
-    if not pattern:
-        return not parts
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        return any(_match_parts(parts[i:], rest) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _match_parts(parts[1:], rest)
-
-
-def _is_glob(pattern: str) -> bool:
-    return any(char in pattern for char in "*?[")
 
 
 class FilePolicy:
@@ -280,8 +258,9 @@ class FilePolicy:
         """The files a path, directory or glob names, never outside the root (blocking).
 
         A path naming one existing file gives that file, ignored or not (the user
-        chose it); a directory or a glob gives the matching files of the index,
-        so files git ignores (build output, ``node_modules``) are left out.
+        chose it); a directory or a glob gives the files of the index it names
+        (:func:`core.globs.select`, the rule ``/drop`` uses too), so files git
+        ignores (build output, ``node_modules``) are left out.
         """
         candidate = Path(pattern).expanduser()
         if not candidate.is_absolute():
@@ -289,16 +268,10 @@ class FilePolicy:
         if candidate.is_file():
             resolved = self.resolve(candidate)
             return Expansion([resolved] if resolved.is_relative_to(self.root) else [])
-        relative = os.path.relpath(os.path.normpath(candidate), self.root)
-        if relative == ".." or relative.startswith("../"):
+        relative = relative_pattern(pattern, self.root)
+        if relative is None:
             return Expansion(glob=True)
-        relative = "" if relative == "." else Path(relative).as_posix()
-        if candidate.is_dir():
-            prefix = f"{relative}/" if relative else ""
-            matched: Iterable[str] = (p for p in self.listing() if p.startswith(prefix))
-        elif _is_glob(relative):
-            matched = (p for p in self.listing() if glob_match(p, relative))
-        else:
+        if not (candidate.is_dir() or is_glob(relative)):
             return Expansion()
-        files = [self.root / p for p in sorted(matched)]
+        files = [self.root / p for p in sorted(select(relative, self.root, self.listing()))]
         return Expansion([p.resolve() for p in files if p.is_file() and p.resolve().is_relative_to(self.root)], glob=True)

@@ -8,7 +8,8 @@ import pytest
 
 from core.config import Settings
 from core.handlers.passthrough import PassthroughHandler
-from core.memory.policy import MAX_FILE_BYTES, FilePolicy, glob_match
+from core.globs import glob_match
+from core.memory.policy import MAX_FILE_BYTES, FilePolicy
 from core.memory.system import MemorySystem
 from core.providers.anthropic import ClaudeProvider
 from core.tools.files import read_file_tool
