@@ -65,6 +65,9 @@ class Application:
         from core.session import Session
 
         self.session_state = Session(self.handler, application=self)
+        from core.checkpoints.manager import Checkpoints
+
+        self.checkpoints = self.handler.checkpoints = Checkpoints(self.project_root, self.session_state)  # issue 26
         """The open conversation: history, file context, approvals, transcript, metrics."""
 
     def _register_tools(self) -> None:
@@ -136,7 +139,9 @@ class Application:
         """Run ``/task ...`` directly, without the chat model."""
         from core.tasks import run_task_command
 
-        return await run_task_command(text, self.task_system, self.project_root)
+        from core.checkpoints.hooks import checkpointed_command
+
+        return await checkpointed_command(self, text, lambda: run_task_command(text, self.task_system, self.project_root))
 
     # -- commands (/run, /test) ------------------------------------------------------
     async def run_user_command(self, argv: list[str], on_output: Any = None) -> TaskResult:
@@ -152,7 +157,12 @@ class Application:
             from core.types import error_result
 
             return error_result(verdict.reason)
-        result = describe(await self.commands.run(argv, on_output=on_output))
+        from core.checkpoints.hooks import checkpointed_command
+
+        async def run() -> TaskResult:
+            return describe(await self.commands.run(argv, on_output=on_output))
+
+        result = await checkpointed_command(self, f"/run {shlex.join(argv)}", run)  # issue 26: what it changed can be rewound
         # in the conversation and the transcript, so the model and a resumed session have it
         await self.session_state.add_note(f"I ran a command, `{shlex.join(argv)}`; its output:\n```\n{result['content']}\n```")
         return result

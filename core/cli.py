@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="assistant-tui",
         description="A terminal coding assistant. Without -p it opens the full-screen app.",
-        epilog="assistant-tui acp runs it as an Agent Client Protocol agent on stdio (for Zed, Toad...); see assistant-tui acp --help.",
+        epilog="assistant-tui rewind --list / rewind N undoes turns (see assistant-tui rewind --help). assistant-tui acp runs it as an Agent Client Protocol agent on stdio (for Zed, Toad...); see assistant-tui acp --help.",
     )
     parser.add_argument("-p", "--print", dest="query", metavar="QUERY", help="run one turn headless and print the answer ('-' reads stdin)")
     parser.add_argument("--output-format", choices=("text", "jsonl"), default="text", help="headless output: the final answer, or one JSON event per line")
@@ -111,6 +111,10 @@ def main(argv: Sequence[str] | None = None, *, launch_tui: TUILauncher | None = 
         from core.acp import main as acp_main
 
         return acp_main(argv[1:])
+    if argv[:1] == ["rewind"]:  # `assistant-tui rewind`: issue 26
+        from core.checkpoints.cli import rewind_main
+
+        return rewind_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return _main(args, launch_tui)

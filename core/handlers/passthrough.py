@@ -30,6 +30,7 @@ from core.plan import parse_plan
 from core.turn_context import attach
 from core.providers.base import ProviderError, ResponseComplete, ResponseStarted, TextChunk, ThinkingChunk, ToolCallReady
 from core.tools.live_output import output_sink
+from core.checkpoints.hooks import checkpointed_call
 from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
 from core.types import (
     ApprovalRequest,
@@ -429,7 +430,8 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
 
         token = output_sink.set(sink)  # the tool's live output (a sandboxed command's) becomes events
         try:
-            return await self._execute_tool(call.name, call.parameters, call_id=call.id), ""
+            run = lambda: self._execute_tool(call.name, call.parameters, call_id=call.id)  # noqa: E731
+            return await checkpointed_call(self, call, spec, changes_things(call.name, spec), run), ""  # issue 26
         except ToolNotFound:
             return error_result(f"Unknown tool {call.name!r}", error="ToolNotFound"), ""
         finally:

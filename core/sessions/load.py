@@ -20,6 +20,7 @@ from core.sessions.records import KINDS
 from core.sessions.session import Session
 from core.turn_context import attach
 from core.turns import derive_turns
+from core.checkpoints.log import drop_rewound
 from core.types import Message
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ def load_session(source: Path | Session) -> LoadedSession:
     if loaded.records and loaded.records[0]["kind"] == "meta":
         loaded.meta = loaded.records[0]
     derive_turns(loaded.records)
+    loaded.records = drop_rewound(loaded.records)  # issue 26: a conversation rewind takes its turns back
     for record in loaded.records:
         if record["kind"] == "context":
             loaded.context = record

@@ -28,6 +28,7 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
   left the conversation (nothing was answered; the text went back to the prompt).
 - ``context``: ``files`` (``[{"path", "read_only"}]``), the file-context pane.
 - ``trace``: ``entry``, one tool-trace pane entry.
+- ``checkpoint`` and ``rewind``: the files a writer changed and the rewinds (``core.checkpoints.log``).
 
 A new transcript is created by its first record that is not a pane record
 (``PANE_KINDS``): a session that ends without any message leaves no file.
@@ -47,6 +48,7 @@ from typing import Any
 
 FORMAT_VERSION = 1
 KINDS = frozenset({"meta", "user", "assistant", "usage", "tool_result", "interruption", "warning", "error", "context", "trace"})
+KINDS |= {"checkpoint", "rewind"}  # issue 26: core.checkpoints.log
 PANE_KINDS = frozenset({"context", "trace"})
 """Records about the panes, not the conversation: a session holding only these has no
 message, so it is neither written to disk nor listed."""

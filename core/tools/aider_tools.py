@@ -287,7 +287,11 @@ def register_aider_tools(
             result["metadata"]["read_only_files"] = read_only
             return result
 
-        return {**spec, "describe": describe}, execute
+        async def writes(params: dict[str, Any]) -> list[str] | None:
+            """The files an automatic edit may write (its checkpoint snapshots only them; issue 26)."""
+            return (await files_for(params))[1] if name == "aiderAutomatic" and after_edit is None else None
+
+        return {**spec, "describe": describe, "writes": writes}, execute
 
     async def automatic(prompt: str, files: list[str], read_only: list[str]) -> TaskResult:
         result = await bridge.execute_automatic_task(prompt, files, read_only_paths=read_only)

@@ -1,0 +1,274 @@
+"""The shadow git repository that holds a project's checkpoints (issue 26).
+
+Its ``GIT_DIR`` lives in the app's state directory (``checkpoints/<project key>``) and the
+project is its work tree: the user's ``.git``, index, stash, branches and HEAD are never
+read or written. Git runs with :func:`core.gitutil.git_env` (no system or global config, every
+program-naming key pinned) and the shadow's own ``info/attributes`` switches off every
+in-tree attribute that would change bytes on the way in (``text``, ``eol``, ``filter``,
+``ident``, ``working-tree-encoding``), so a file comes back exactly as it was.
+
+Two ways to take a snapshot, both ending in a tree id:
+
+- :meth:`ShadowRepo.snapshot_all`: ``git add -A`` (tracked and untracked-not-ignored files;
+  the index's stat cache and untracked cache mean an untouched tree is not rehashed);
+- :meth:`ShadowRepo.snapshot_paths`: only the named paths (a writer that says what it
+  writes: ``editFile``, aider's automatic edits), a few milliseconds whatever the tree's size.
+
+Blocking: call from a worker thread. One process at a time per shadow (``flock``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import stat
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from core import paths
+from core.gitutil import git_argv, git_env
+
+log = logging.getLogger(__name__)
+
+ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge\n"
+"""$GIT_DIR/info/attributes beats every in-tree .gitattributes: bytes go in and out unchanged."""
+IDENTITY = (("user.name", "assistant-tui checkpoints"), ("user.email", "checkpoints@assistant-tui.invalid"))
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+GIT_TIMEOUT = 600.0
+REGULAR, EXECUTABLE, SYMLINK, GITLINK = "100644", "100755", "120000", "160000"
+
+
+class CheckpointError(Exception):
+    """A snapshot or a restore failed; the message says what and what to do."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file as git stores it: its mode and blob id."""
+
+    mode: str
+    sha: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs between two trees (``None``: absent on that side)."""
+
+    path: str
+    before: Entry | None
+    after: Entry | None
+
+    @property
+    def kind(self) -> str:
+        """``created``, ``deleted`` or ``changed``."""
+        if self.before is None:
+            return "created"
+        if self.after is None:
+            return "deleted"
+        return "changed"
+
+
+def checkpoints_root() -> Path:
+    """Where every project's shadow repository lives."""
+    return paths.state_dir() / "checkpoints"
+
+
+def project_key(project_root: Path) -> str:
+    """The shadow's directory name for ``project_root`` (the sessions' key)."""
+    from core.sessions.records import project_key as key
+
+    return key(project_root)
+
+
+class ShadowRepo:
+    """One project's shadow repository.
+
+    Args:
+        project_root: The project (the work tree).
+        git_dir: Where the shadow lives (default ``<state>/checkpoints/<project key>``).
+    """
+
+    def __init__(self, project_root: Path, git_dir: Path | None = None) -> None:
+        self.root = Path(project_root).resolve()
+        self.git_dir = Path(git_dir) if git_dir is not None else checkpoints_root() / project_key(self.root)
+        self._env: dict[str, str] | None = None
+
+    # -- running git ---------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        """The environment of every git run here: hardened, pointed at the shadow."""
+        if self._env is None:
+            env = git_env(None, global_config=False, identity=IDENTITY)
+            env["GIT_DIR"] = str(self.git_dir)
+            env["GIT_WORK_TREE"] = str(self.root)
+            env["GIT_CEILING_DIRECTORIES"] = str(self.root.parent)
+            self._env = env
+        return self._env
+
+    def git(self, *args: str, input: bytes | None = None, check: bool = True, env: dict[str, str] | None = None) -> bytes:
+        """Run one git command on the shadow (in the project), returning its stdout.
+
+        Raises:
+            CheckpointError: git failed (with its message) or could not run.
+        """
+        argv = git_argv("-c", "advice.addEmbeddedRepo=false", "-c", "core.untrackedCache=true", *args)
+        try:
+            proc = subprocess.run(argv, cwd=self.root, env=env or self.env(), input=input, capture_output=True,
+                                  timeout=GIT_TIMEOUT, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CheckpointError(f"git {args[0]} could not run for the checkpoint: {exc}") from exc
+        if proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            if not check:
+                log.warning("checkpoint: git %s: %s", args[0], "; ".join(message[-3:]))
+                return proc.stdout
+            raise CheckpointError(f"git {args[0]} failed for the checkpoint: {message[-1] if message else proc.returncode}")
+        return proc.stdout
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the shadow's lock (another assistant-tui on the same project waits)."""
+        self.ensure()
+        fd = paths.open_private(self.git_dir / "assistant-tui.lock", os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def ensure(self) -> None:
+        """Create the shadow repository when missing, and refresh what it must ignore."""
+        if not (self.git_dir / "HEAD").is_file():
+            paths.private_dir(self.git_dir)
+            self.git("init", "-q")
+            self.git("update-index", "--untracked-cache", check=False)
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        _write_if_changed(info / "attributes", ATTRIBUTES)
+        _write_if_changed(info / "exclude", self._excludes())
+
+    def _excludes(self) -> str:
+        """The user's own ``.git/info/exclude`` plus the app's directories inside the project."""
+        lines = ["# written by assistant-tui: the project's .git/info/exclude and the app's own directories"]
+        user_exclude = self.root / ".git" / "info" / "exclude"
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if user_exclude.is_file() and not user_exclude.is_symlink():
+                lines.append(user_exclude.read_text(encoding="utf-8")[:65536])
+        for own in (self.git_dir, paths.state_dir(), paths.data_dir(), paths.config_dir()):
+            with contextlib.suppress(ValueError, OSError):
+                relative = own.resolve().relative_to(self.root)
+                if relative.parts:
+                    lines.append("/" + relative.as_posix() + "/")
+        return "\n".join(lines) + "\n"
+
+    # -- snapshots -------------------------------------------------------------------
+    def snapshot_all(self) -> str:
+        """Snapshot tracked and untracked-not-ignored files; returns the tree id."""
+        with self.locked():
+            self.git("add", "-A", "--ignore-errors", "--", ".", check=False)  # an unreadable file is skipped, named in the log
+            return self.git("write-tree").decode().strip()
+
+    def snapshot_paths(self, relative: Sequence[str]) -> str:
+        """Snapshot only ``relative`` paths (files; a missing one is recorded as absent); returns the tree id.
+
+        The tree holds those paths alone (a private index of its own, so the cost does not grow with
+        the project): compare it only with another snapshot of the same paths.
+        """
+        self.ensure()
+        names = sorted({p for p in relative if p and not p.startswith("../")})
+        index = self.git_dir / f"index-paths-{os.getpid()}-{threading.get_ident()}"
+        env = {**self.env(), "GIT_INDEX_FILE": str(index)}
+        try:
+            if names:
+                data = b"".join(os.fsencode(p) + b"\0" for p in names)
+                self.git("update-index", "--add", "--remove", "-z", "--stdin", input=data, env=env)
+            return self.git("write-tree", env=env).decode().strip()
+        finally:
+            with contextlib.suppress(OSError):
+                index.unlink()
+
+    # -- reading -----------------------------------------------------------------------
+    def changes(self, before: str, after: str) -> list[Change]:
+        """Every path that differs between two trees (no rename detection: a move is a delete and a create)."""
+        if before == after:
+            return []
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--raw", before, after)
+        fields = out.split(b"\0")
+        found: list[Change] = []
+        for head, name in zip(fields[0::2], fields[1::2]):
+            if not head.startswith(b":"):
+                continue
+            old_mode, new_mode, old_sha, new_sha, _status = head[1:].decode().split()
+            path = os.fsdecode(name)
+            old = None if old_mode == "000000" else Entry(old_mode, old_sha)
+            new = None if new_mode == "000000" else Entry(new_mode, new_sha)
+            if GITLINK in (old_mode, new_mode):
+                continue  # a nested repository: not covered
+            found.append(Change(path, old, new))
+        return found
+
+    def read_blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """The contents of blobs by id (one ``git cat-file --batch``)."""
+        wanted = sorted(set(shas))
+        if not wanted:
+            return {}
+        out = self.git("cat-file", "--batch", input="".join(f"{sha}\n" for sha in wanted).encode())
+        blobs: dict[str, bytes] = {}
+        offset = 0
+        for sha in wanted:
+            end = out.index(b"\n", offset)
+            header = out[offset:end].split()
+            if len(header) < 3 or header[1] != b"blob":
+                raise CheckpointError(f"the checkpoint's copy of a file ({sha[:12]}) is missing from {self.git_dir}")
+            size = int(header[2])
+            blobs[sha] = out[end + 1 : end + 1 + size]
+            offset = end + 1 + size + 1
+        return blobs
+
+    def size_bytes(self) -> int:
+        """The shadow repository's size on disk."""
+        total = 0
+        for folder, _dirs, files in os.walk(self.git_dir):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(folder, name)).st_size
+        return total
+
+
+def disk_entry(path: Path) -> Entry | None:
+    """What ``path`` holds now, as git would store it (None: missing, or a directory)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        data = os.fsencode(os.readlink(path))
+        mode = SYMLINK
+    elif stat.S_ISREG(info.st_mode):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR
+    else:
+        return None
+    return Entry(mode, blob_id(data))
+
+
+def blob_id(data: bytes) -> str:
+    """git's object id of a blob holding ``data``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.write_text(text, encoding="utf-8")
