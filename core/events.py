@@ -1,6 +1,10 @@
-"""Typed events streamed by a handler while a turn runs.
+"""Typed events: what a provider's stream yields and what a handler streams while a turn runs.
 
-The UI and the headless CLI consume these from ``PassthroughHandler.stream_query``.
+One vocabulary for both. A provider's ``stream_message`` yields :data:`StreamItem`:
+:class:`TextDelta` and :class:`ThinkingDelta` (which the tool loop passes on to its
+consumers as they are), :class:`ResponseStarted`, :class:`ToolCallReady` and one
+:class:`ResponseComplete` (which the loop consumes). The UI and the headless CLI
+consume :data:`Event` from ``PassthroughHandler.stream_query``.
 Each is a small frozen dataclass with a ``kind`` literal, so consumers can
 ``match`` on the class or dispatch on ``kind`` (the JSONL output does the latter).
 """
@@ -44,6 +48,57 @@ class ThinkingDelta:
 
     kind: Literal["thinking_delta"] = "thinking_delta"
     text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseStarted:
+    """A provider began its response (billed from here), with the usage it reported so far.
+
+    Anthropic reports the input in ``message_start``; an OpenAI-compatible endpoint only
+    at the end (``usage`` empty here). Yielded again whenever the provider reports more
+    usage before the end, so a response that ends before ResponseComplete is booked
+    with the latest usage reported, as a lower bound.
+    """
+
+    kind: Literal["started"] = "started"
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallReady:
+    """A provider's tool call whose arguments are complete (never a partial one)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    call: ToolCall
+    error: str = ""
+    """Set when the arguments were not valid JSON; the call must not run."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseComplete:
+    """The end of one model response: only yielded when the provider said the response was complete.
+
+    ``stop_reason`` is normalised to one vocabulary (``core.providers.base.STOP_REASONS``):
+    OpenAI's ``stop`` is ``end_turn``, ``tool_calls`` is ``tool_use``, ``length`` is ``max_tokens``.
+    ``thinking`` holds what the provider asks to get back with the message, as received:
+    Anthropic ``thinking`` blocks with their ``signature`` and ``redacted_thinking``, and
+    ``{"type": "content_blocks", "blocks"}`` (every content block, in order) when server
+    tools' blocks are among them; an OpenAI-compatible server's reasoning text as
+    ``{"type": "reasoning", "field", "text"}``, OpenRouter's ``reasoning_details`` as
+    ``{"type": "reasoning_details", "details"}``, and a tool call's ``extra_content``
+    (Gemini's thought signature) as ``{"type": "tool_call_extra", "id", "extra_content"}``.
+    """
+
+    kind: Literal["complete"] = "complete"
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    thinking: tuple[dict[str, Any], ...] = ()
+
+
+StreamItem = Union[ResponseStarted, TextDelta, ThinkingDelta, ToolCallReady, ResponseComplete]
+"""What a provider's ``stream_message`` yields."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import json
-import logging
 from typing import Any, AsyncIterator, Sequence
 
+from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
 from core.providers.base import (
-    ProviderError,
     SDKProvider,
-    ResponseComplete,
-    ResponseStarted,
-    StreamItem,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallReady,
     ToolSpec,
     canonical_tools,
     generic_extract,
     interrupted_note,
-    is_transport_error,
-    retry_after_seconds,
-    classify_stream_error,
     neutral_tool_spec,
     normalise_stop_reason,
     result_text,
 )
+from core.providers.errors import ProviderError, classify_error
 from core.providers.anthropic_cache import add_breakpoints
 from core.types import Message, TaskResult, TaskStatus, ToolCall, is_error
 from core.usage import anthropic_usage
-
-log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 8192
 
@@ -98,6 +86,12 @@ class ClaudeProvider(SDKProvider):
                 context = message.get("context") or ""
                 push("user", ([{"type": "text", "text": context}] if context else []) + [{"type": "text", "text": content or "(empty)"}])
             elif role == "assistant":
+                kept = [b for b in message.get("thinking") or [] if b.get("type") == "content_blocks"]
+                if kept and not message.get("interrupted"):
+                    # Server tools' blocks (web search and its results...) go back exactly as received, in
+                    # their order, as Anthropic documents for pause_turn and multi-turn server tool use.
+                    push("assistant", [dict(b) for b in kept[0]["blocks"]])
+                    continue
                 blocks: list[dict[str, Any]] = [dict(b) for b in message.get("thinking") or [] if b.get("type") in _THINKING_TYPES]
                 text = content
                 if message.get("interrupted"):
@@ -142,7 +136,7 @@ class ClaudeProvider(SDKProvider):
         try:
             return await (await self.ready_client()).messages.create(**self._request(messages, system_prompt, tools))
         except Exception as exc:  # noqa: BLE001 - classified below
-            raise classify_error(exc) from exc
+            raise classify_error(exc, "Anthropic") from exc
 
     async def stream_message(
         self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()
@@ -165,11 +159,14 @@ class ClaudeProvider(SDKProvider):
                     kind = event.type
                     if kind == "message_start":
                         yield ResponseStarted(usage=anthropic_usage(event.message.usage).as_dict())
+                    elif kind == "message_delta" and event.usage is not None:
+                        # The usage so far (server tools report their input here): booked if the stream breaks now.
+                        yield ResponseStarted(usage=anthropic_usage(stream.current_message_snapshot.usage).as_dict())
                     elif kind == "text":
                         text.append(event.text)
-                        yield TextChunk(text=event.text)
+                        yield TextDelta(text=event.text)
                     elif kind == "thinking":
-                        yield ThinkingChunk(text=event.thinking)
+                        yield ThinkingDelta(text=event.thinking)
                     elif kind == "content_block_stop" and getattr(event.content_block, "type", "") == "tool_use":
                         block = event.content_block
                         call = ToolCall(id=block.id, name=block.name, parameters=dict(block.input or {}))
@@ -182,7 +179,7 @@ class ClaudeProvider(SDKProvider):
         except ProviderError:
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
-            error = classify_error(exc)
+            error = classify_error(exc, "Anthropic")
             error.partial = "".join(text)
             raise error from exc
         if final is None or not final.stop_reason:
@@ -201,7 +198,7 @@ class ClaudeProvider(SDKProvider):
             tool_calls=tuple(calls),
             stop_reason=normalise_stop_reason(final.stop_reason),
             usage=usage,
-            thinking=tuple(_thinking_blocks(final.content)),
+            thinking=tuple(_kept_blocks(final.content)),
         )
 
     def extract_tool_calls(self, response: Any) -> dict[str, Any]:
@@ -224,10 +221,17 @@ class ClaudeProvider(SDKProvider):
 
 
 _THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+_OWN_TYPES = _THINKING_TYPES | {"text", "tool_use"}
+"""Block types the neutral history holds; any other (a server tool's) keeps the whole content as received."""
 
 
-def _thinking_blocks(content: Any) -> list[dict[str, Any]]:
-    """The thinking and redacted_thinking blocks of a final message, exactly as received."""
+def _kept_blocks(content: Any) -> list[dict[str, Any]]:
+    """What a final message must send back: its thinking and redacted_thinking blocks, exactly as received.
+
+    When server tools' blocks are among its content (``server_tool_use``, ``web_search_tool_result``...),
+    every block as received, in order, too (``{"type": "content_blocks", "blocks"}``): the
+    conversation goes back as it is (a ``pause_turn`` continues from it).
+    """
     blocks: list[dict[str, Any]] = []
     for block in content or []:
         kind = getattr(block, "type", "")
@@ -235,7 +239,16 @@ def _thinking_blocks(content: Any) -> list[dict[str, Any]]:
             blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
         elif kind == "redacted_thinking":
             blocks.append({"type": "redacted_thinking", "data": block.data})
+    if any(getattr(block, "type", "") not in _OWN_TYPES for block in content or []):
+        blocks.append({"type": "content_blocks", "blocks": [_as_received(block) for block in content]})
     return blocks
+
+
+def _as_received(block: Any) -> dict[str, Any]:
+    """A content block as the wire had it (fields the SDK added on its own left out)."""
+    data = block.model_dump(mode="json", exclude_unset=True)
+    data.pop("parsed_output", None)
+    return data
 
 
 def _env_key() -> str | None:
@@ -243,51 +256,3 @@ def _env_key() -> str | None:
 
     # The SDK insists on a key; local Anthropic-compatible gateways may not need one.
     return os.environ.get("ANTHROPIC_API_KEY") or ("not-needed" if os.environ.get("ANTHROPIC_BASE_URL") else None)
-
-
-def classify_error(exc: BaseException) -> ProviderError:
-    """Map an SDK exception to a ProviderError with a human message (never the key)."""
-    import anthropic
-
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderError("timeout", "The request to Anthropic timed out", retryable=True)
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderError("network", "Could not connect to the Anthropic API", retryable=True)
-    if isinstance(exc, anthropic.APIStatusError):
-        error = _classify_status(exc)
-        error.retry_after = retry_after_seconds(exc)
-        return error
-    if is_transport_error(exc):
-        return ProviderError("network", f"The connection to the Anthropic API broke: {type(exc).__name__}", retryable=True)
-    if isinstance(exc, json.JSONDecodeError | ValueError):
-        # A garbled event: retried like a broken connection (the loop never retries after text).
-        return ProviderError("server", f"Malformed response from the provider: {exc}", retryable=True)
-    log.exception("unexpected provider failure")
-    return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
-
-
-def _classify_status(exc: Any) -> ProviderError:
-    status = exc.status_code
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else body
-    etype = (error or {}).get("type", "")
-    message = (error or {}).get("message") or str(exc)
-    if status == 200:
-        # An SSE error event inside a 200 stream: classified by what it says.
-        return classify_stream_error("Anthropic", etype, "", (error or {}).get("message") or "")
-    shown = status
-    if etype == "overloaded_error" or status == 529:
-        return ProviderError("overloaded", f"Anthropic is overloaded: {message}", status=shown, retryable=True)
-    if etype == "rate_limit_error" or status == 429:
-        return ProviderError("rate_limit", f"Rate limited by Anthropic: {message}", status=shown, retryable=True)
-    if status in (401, 403) or etype in {"authentication_error", "permission_error"}:
-        return ProviderError("auth", "Anthropic rejected the API key", status=shown)
-    if status == 413 or etype == "request_too_large":
-        return ProviderError("too_large", "The request is too large for Anthropic", status=shown)
-    if status == 404 or etype == "not_found_error":
-        return ProviderError("not_found", f"Anthropic: {message}", status=shown)
-    if status == 400 or etype == "invalid_request_error":
-        return ProviderError("bad_request", f"Anthropic rejected the request: {message}", status=shown)
-    if status >= 500 or etype == "api_error":
-        return ProviderError("server", f"Anthropic server error: {message}", status=shown, retryable=True)
-    return ProviderError("server", f"Anthropic error: {message}", status=shown)

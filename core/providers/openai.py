@@ -12,26 +12,18 @@ import os
 import uuid
 from typing import Any, AsyncIterator, Sequence
 
+from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
 from core.providers.base import (
-    ProviderError,
     SDKProvider,
-    ResponseComplete,
-    ResponseStarted,
-    StreamItem,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallReady,
     ToolSpec,
     canonical_tools,
     generic_extract,
-    is_transport_error,
-    retry_after_seconds,
-    classify_stream_error,
     interrupted_note,
     neutral_tool_spec,
     normalise_stop_reason,
     result_text,
 )
+from core.providers.errors import ProviderError, classify_error
 from core.types import Message, TaskResult, ToolCall
 from core.usage import openai_usage
 
@@ -98,19 +90,20 @@ class OpenAICompatibleProvider(SDKProvider):
                         {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c.get("parameters") or {})}}
                         for c in calls
                     ]
-                    if position > last_user:
-                        # DeepSeek answers 400 unless a tool-calling message of the current turn carries
-                        # its reasoning_content back as received; older turns' reasoning is not sent.
-                        # SOURCE: api-docs.deepseek.com/guides/thinking_mode (tool calls).
-                        for block in message.get("thinking") or []:
-                            if block.get("type") == "reasoning" and block.get("text"):
-                                wire[block.get("field") or "reasoning_content"] = block["text"]
+                    give_back(wire, message.get("thinking") or [], current_turn=position > last_user)
                 elif not content:
                     continue
                 out.append(wire)
             elif role == "tool":
                 out.append(self.format_tool_result({"id": message.get("tool_call_id", "")}, {"content": content}))
         return out
+
+    @property
+    def label(self) -> str:
+        """How messages name the provider: the endpoint's host (``openrouter.ai``), or OpenAI."""
+        from urllib.parse import urlsplit
+
+        return (urlsplit(self._base_url).hostname or self._base_url) if self._base_url else "OpenAI"
 
     def _request(self, messages: Sequence[Message], system_prompt: str, tools: Sequence[ToolSpec]) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": self.convert_messages(messages, system_prompt)}
@@ -130,14 +123,10 @@ class OpenAICompatibleProvider(SDKProvider):
         ``client.post`` (the SDK's documented call for any endpoint) sends the same JSON
         and parses the same response and chunks.
         """
-        import openai
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+        from openai.types.chat import ChatCompletion
 
         client = await self.ready_client()
-        return await client.post(
-            "/chat/completions", body=body, cast_to=ChatCompletion, stream=stream,
-            stream_cls=openai.AsyncStream[ChatCompletionChunk],
-        )
+        return await client.post("/chat/completions", body=body, cast_to=ChatCompletion, stream=stream, stream_cls=_stream_class())
 
     async def _open_stream(self, body: dict[str, Any]) -> Any:
         """Start a streaming request; a server that rejects ``stream_options`` gets one retry without it.
@@ -164,25 +153,27 @@ class OpenAICompatibleProvider(SDKProvider):
         try:
             return await self._post(self._request(messages, system_prompt, tools), stream=False)
         except Exception as exc:  # noqa: BLE001
-            raise classify_error(exc) from exc
+            raise classify_error(exc, self.label) from exc
 
     async def stream_message(
         self, messages: Sequence[Message], system_prompt: str = "", tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[StreamItem]:
         """Stream one response; tool calls are yielded once their arguments are complete.
 
-        The response is complete only once a choice carried a ``finish_reason``; a
-        stream that ends without one (a clean close, or ``[DONE]`` alone) raises an
-        ``incomplete`` ProviderError with the text that arrived. Reasoning models'
-        ``reasoning_content`` (DeepSeek, vLLM, Qwen) or ``reasoning`` streams as thinking.
+        The response is complete once a choice carried a ``finish_reason`` or the stream
+        ended with the protocol's own end marker, ``data: [DONE]`` (Snowflake Cortex sends
+        no finish reason); a stream that just stops raises an ``incomplete`` ProviderError
+        with the text that arrived. Reasoning models' ``reasoning_content`` (DeepSeek,
+        vLLM, Qwen) or ``reasoning`` streams as thinking; what the provider asks to get back
+        (:func:`give_back`) is kept in ``ResponseComplete.thinking``.
         """
         text: list[str] = []
-        reasoning: list[str] = []
-        reasoning_field = ""
+        reasoning = ReasoningAccumulator()
         calls = ToolCallAccumulator()
         finish = ""
         refused = False
         usage: dict[str, int] = {}
+        stream: Any = None
         try:
             stream = await self._open_stream({**self._request(messages, system_prompt, tools), "stream": True})
             started = False
@@ -190,7 +181,7 @@ class OpenAICompatibleProvider(SDKProvider):
                 chunk_usage = getattr(chunk, "usage", None)
                 if chunk_usage:
                     usage = openai_usage(chunk_usage).as_dict()
-                if not started:
+                if not started or chunk_usage:
                     started = True
                     yield ResponseStarted(usage=usage)
                 for choice in chunk.choices or []:
@@ -198,18 +189,14 @@ class OpenAICompatibleProvider(SDKProvider):
                         continue  # n > 1 is never asked for; only the first choice is the answer
                     delta = getattr(choice, "delta", None)
                     if delta is not None:
-                        for name in _REASONING_FIELDS:
-                            piece = getattr(delta, name, None)
-                            if isinstance(piece, str) and piece:
-                                reasoning_field = reasoning_field or name
-                                reasoning.append(piece)
-                                yield ThinkingChunk(text=piece)
+                        for piece in reasoning.add(delta):
+                            yield ThinkingDelta(text=piece)
                         refusal = getattr(delta, "refusal", None)
                         refused = refused or bool(isinstance(refusal, str) and refusal)
                         for piece in (getattr(delta, "content", None), refusal):
                             if isinstance(piece, str) and piece:
                                 text.append(piece)
-                                yield TextChunk(text=piece)
+                                yield TextDelta(text=piece)
                         for part in getattr(delta, "tool_calls", None) or []:
                             calls.add(part)
                     if getattr(choice, "finish_reason", None):
@@ -217,17 +204,15 @@ class OpenAICompatibleProvider(SDKProvider):
         except ProviderError:
             raise
         except Exception as exc:  # noqa: BLE001
-            error = classify_error(exc)
+            error = classify_error(exc, self.label)
             error.partial = "".join(text)
+            error.usage = getattr(stream, "error_usage", None)
             raise error from exc
-        if not finish:
+        if not finish and not getattr(stream, "done", False):
             raise ProviderError(
-                "incomplete",
-                "The connection to the OpenAI-compatible endpoint closed before the answer finished",
-                retryable=True,
-                partial="".join(text),
+                "incomplete", f"The connection to {self.label} closed before the answer finished", retryable=True, partial="".join(text)
             )
-        stop_reason = normalise_stop_reason(finish)
+        stop_reason = normalise_stop_reason(finish or "stop")
         ready = calls.finish()
         if ready and stop_reason == "end_turn":
             stop_reason = "tool_use"  # Ollama and llama.cpp say "stop" although they sent tool calls
@@ -235,9 +220,9 @@ class OpenAICompatibleProvider(SDKProvider):
             stop_reason = "refusal"
         for item in ready:
             yield item
-        thinking = ({"type": "reasoning", "field": reasoning_field, "text": "".join(reasoning)},) if reasoning else ()
+        thinking = reasoning.blocks() + calls.extras(ready)
         yield ResponseComplete(
-            content="".join(text), tool_calls=tuple(r.call for r in ready), stop_reason=stop_reason, usage=usage, thinking=thinking
+            content="".join(text), tool_calls=tuple(r.call for r in ready), stop_reason=stop_reason, usage=usage, thinking=tuple(thinking)
         )
 
     def extract_tool_calls(self, response: Any) -> dict[str, Any]:
@@ -268,6 +253,125 @@ _REASONING_FIELDS = ("reasoning_content", "reasoning")
 """Delta fields reasoning models stream their thinking in (DeepSeek, vLLM, Qwen: reasoning_content;
 newer vLLM, Ollama, OpenRouter: reasoning)."""
 
+_DETAIL_TEXT = {"reasoning.text": "text", "reasoning.summary": "summary"}
+"""OpenRouter's readable ``reasoning_details`` types and the field their text streams in."""
+
+
+class ReasoningAccumulator:
+    """A response's reasoning as streamed: its text (shown as thinking) and what must go back.
+
+    ``reasoning_content``/``reasoning`` text is joined; OpenRouter's ``reasoning_details``
+    entries are kept as received, the fragments of one readable entry (same type and
+    ``index``) joined, every encrypted entry (Gemini 3's thought signatures) verbatim.
+    SOURCE: openrouter.ai/docs/use-cases/reasoning-tokens#preserving-reasoning-blocks.
+    """
+
+    def __init__(self) -> None:
+        self.field = ""
+        self.text: list[str] = []
+        self.details: list[dict[str, Any]] = []
+        self._open: dict[tuple[str, Any], dict[str, Any]] = {}
+
+    def add(self, delta: Any) -> list[str]:
+        """Fold one delta in; returns the readable reasoning it carried."""
+        shown: list[str] = []
+        for name in _REASONING_FIELDS:
+            piece = getattr(delta, name, None)
+            if isinstance(piece, str) and piece:
+                self.field = self.field or name
+                self.text.append(piece)
+                shown.append(piece)
+        details = getattr(delta, "reasoning_details", None)
+        for entry in details if isinstance(details, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            key = _DETAIL_TEXT.get(str(entry.get("type")))
+            if key and not shown and isinstance(entry.get(key), str) and entry[key]:
+                shown.append(entry[key])  # a server that sends only reasoning_details
+            open_entry = self._open.get((str(entry.get("type")), entry.get("index"))) if key else None
+            if open_entry is None:
+                open_entry = dict(entry)
+                self.details.append(open_entry)
+                if key:
+                    self._open[(str(entry.get("type")), entry.get("index"))] = open_entry
+                continue
+            for field, value in entry.items():
+                if field == key and isinstance(value, str):
+                    open_entry[key] = (open_entry.get(key) or "") + value
+                elif value is not None:
+                    open_entry[field] = value
+        return shown
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """The reasoning blocks to keep in history (``core.events.ResponseComplete.thinking``)."""
+        blocks: list[dict[str, Any]] = []
+        if self.text:
+            blocks.append({"type": "reasoning", "field": self.field, "text": "".join(self.text)})
+        if self.details:
+            blocks.append({"type": "reasoning_details", "details": self.details})
+        return blocks
+
+
+def give_back(wire: dict[str, Any], kept: Sequence[dict[str, Any]], *, current_turn: bool) -> None:
+    """Put on an assistant message with tool calls what its provider asked to get back, as received.
+
+    A tool call's ``extra_content`` (Gemini's thought signature, its OpenAI-compatible
+    endpoint) always goes back with it. The reasoning of a tool-calling message of the
+    current turn goes back too: DeepSeek answers 400 without its ``reasoning_content``
+    (api-docs.deepseek.com/guides/thinking_mode), Gemini 3 through OpenRouter refuses
+    function calling without its ``reasoning_details``; older turns' reasoning is not sent.
+    """
+    extras = {b.get("id"): b.get("extra_content") for b in kept if b.get("type") == "tool_call_extra"}
+    for call in wire.get("tool_calls") or []:
+        if extras.get(call["id"]) is not None:
+            call["extra_content"] = extras[call["id"]]
+    if not current_turn:
+        return
+    for block in kept:
+        if block.get("type") == "reasoning" and block.get("text"):
+            wire[block.get("field") or "reasoning_content"] = block["text"]
+        elif block.get("type") == "reasoning_details" and block.get("details"):
+            wire["reasoning_details"] = [dict(entry) for entry in block["details"]]
+
+
+_STREAM_CLASS: Any = None
+
+
+def _stream_class() -> Any:
+    """The SDK's stream of chunks, also noting ``data: [DONE]`` and the usage an error chunk carries.
+
+    The SDK ends iteration quietly both at ``[DONE]`` and when the body just stops; only
+    the first means the response is complete. An error chunk raises inside the SDK
+    before the chunk is seen, so its ``usage`` (OpenRouter sends one) is kept here.
+    """
+    global _STREAM_CLASS
+    if _STREAM_CLASS is None:
+        import openai
+        from openai.types.chat import ChatCompletionChunk
+
+        class ChunkStream(openai.AsyncStream[ChatCompletionChunk]):  # type: ignore[misc]
+            done = False
+            error_usage: dict[str, int] | None = None
+
+            async def _iter_events(self) -> Any:
+                async for sse in super()._iter_events():
+                    if sse.data.startswith("[DONE]"):
+                        self.done = True
+                    elif '"error"' in sse.data and '"usage"' in sse.data:
+                        self._note_usage(sse.data)
+                    yield sse
+
+            def _note_usage(self, data: str) -> None:
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    return
+                if isinstance(chunk, dict) and isinstance(chunk.get("usage"), dict):
+                    self.error_usage = openai_usage(chunk["usage"]).as_dict()
+
+        _STREAM_CLASS = ChunkStream
+    return _STREAM_CLASS
+
 
 class ToolCallAccumulator:
     """Streamed tool-call pieces put back together, tolerant of what compatible servers send.
@@ -281,6 +385,8 @@ class ToolCallAccumulator:
     def __init__(self) -> None:
         self.slots: list[dict[str, str]] = []
         self._by_index: dict[int, dict[str, str]] = {}
+        self.extra: dict[int, Any] = {}
+        """A call's ``extra_content`` as received (Gemini's thought signature), by its slot."""
 
     def add(self, part: Any) -> None:
         """Fold one streamed ``delta.tool_calls`` piece in."""
@@ -300,6 +406,9 @@ class ToolCallAccumulator:
             self.slots.append(slot)
             if isinstance(index, int):
                 self._by_index[index] = slot
+        extra = getattr(part, "extra_content", None)
+        if extra is not None:
+            self.extra[id(slot)] = extra
         if call_id:
             slot["id"] = call_id
         if name and name != slot["name"]:
@@ -325,6 +434,14 @@ class ToolCallAccumulator:
             ready.append(ToolCallReady(call=call, error=error))
         return ready
 
+    def extras(self, ready: Sequence[ToolCallReady]) -> list[dict[str, Any]]:
+        """``{"type": "tool_call_extra", "id", "extra_content"}`` for each finished call that carried one."""
+        return [
+            {"type": "tool_call_extra", "id": item.call.id, "extra_content": self.extra[id(slot)]}
+            for slot, item in zip(self.slots, ready)
+            if id(slot) in self.extra
+        ]
+
 
 def _complete_json(text: str) -> bool:
     try:
@@ -332,50 +449,3 @@ def _complete_json(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def classify_error(exc: BaseException) -> ProviderError:
-    """Map an openai SDK exception to a ProviderError (never echoing the key)."""
-    import openai
-
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderError("timeout", "The request to the OpenAI-compatible endpoint timed out", retryable=True)
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderError("network", "Could not connect to the OpenAI-compatible endpoint", retryable=True)
-    if isinstance(exc, openai.APIStatusError):
-        error = _classify_status(exc)
-        error.retry_after = retry_after_seconds(exc)
-        return error
-    if isinstance(exc, openai.APIError):
-        # An error object inside the SSE stream (HTTP 200): classified by what it says.
-        body = exc.body
-        if isinstance(body, dict):
-            return classify_stream_error("The endpoint", str(body.get("type") or ""), str(body.get("code") or ""), str(body.get("message") or exc.message))
-        return classify_stream_error("The endpoint", "", "", str(body) if isinstance(body, str) and body else exc.message)
-    if is_transport_error(exc):
-        return ProviderError("network", f"The connection to the OpenAI-compatible endpoint broke: {type(exc).__name__}", retryable=True)
-    if isinstance(exc, json.JSONDecodeError):
-        # A garbled SSE event: retried like a broken connection (the loop never retries after text).
-        return ProviderError("server", f"Malformed response from the endpoint: {exc}", retryable=True)
-    log.exception("unexpected provider failure")
-    return ProviderError("server", f"Unexpected provider failure: {type(exc).__name__}")
-
-
-def _classify_status(exc: Any) -> ProviderError:
-    status = exc.status_code
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else body
-    message = (error or {}).get("message") or exc.message
-    if status == 429:
-        return ProviderError("rate_limit", f"Rate limited: {message}", status=status, retryable=True)
-    if status in (401, 403):
-        return ProviderError("auth", "The endpoint rejected the API key", status=status)
-    if status == 413:
-        return ProviderError("too_large", "The request is too large for the endpoint", status=status)
-    if status == 404:
-        return ProviderError("not_found", f"Not found: {message}", status=status)
-    if status == 400:
-        return ProviderError("bad_request", f"The endpoint rejected the request: {message}", status=status)
-    if status in (503, 529):
-        return ProviderError("overloaded", f"The endpoint is overloaded: {message}", status=status, retryable=True)
-    return ProviderError("server", f"Endpoint error: {message}", status=status, retryable=status >= 500)
