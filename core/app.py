@@ -88,6 +88,9 @@ class Application:
 
             after_edit = AutoTest(self.commands, self.bridge, self.settings.auto_test_attempts)
         register_aider_tools(handler, self.bridge, after_edit=after_edit)
+        from core.tools.edit_file import register_edit_file
+
+        register_edit_file(handler)  # issue 26: exact edits, reviewed as a diff
         self.commands.register(handler)
         self._register_task_list_tool()
 
