@@ -94,7 +94,9 @@ class Settings(BaseSettings):
     max_turns: Count = 0
     """Most model responses per user turn; 0 means no limit beyond the tool-call guard."""
     context_window: Count = 200_000
-    """Context window in tokens; requests estimated above it are not sent."""
+    """Context window in tokens when set; unset, the model's own (the window table, or what a local server reports)."""
+    compact_at: Annotated[float, Field(ge=0, le=1)] = 0.85
+    """Share of the window at which the conversation is compacted before a request; 0 turns automatic compaction off."""
     approval_mode: Literal["ask", "allow", "deny"] = "ask"
     """What to do with tool calls that change things: ask the user, allow all, or deny all."""
     aider_model: str = ""

@@ -84,7 +84,8 @@ class Session:
     @property
     def history(self) -> list[Message]:
         """The conversation so far (a copy), tool requests and results included."""
-        return list(self.handler.conversation_history) if self.handler is not None else []
+        compactor = getattr(self.handler, "compactor", None)  # issue 27: the whole conversation, compacted or not
+        return compactor.full_history() if compactor is not None else list(getattr(self.handler, "conversation_history", []))
 
     @property
     def incidents(self) -> list[Incident]:
@@ -165,14 +166,14 @@ class Session:
                 self._incident({"kind": "interruption"})
 
     def _incident(self, incident: Incident) -> None:
-        self._incidents.append({**incident, "at": len(self.handler.conversation_history)})
+        self._incidents.append({**incident, "at": len(self.history)})
 
     def _failed(self, event: ev.TurnFailed, query: str, first: int) -> None:
         incident: Incident = {"kind": "error", "message": event.message, "reason": event.reason}
         if ((event.result or {}).get("metadata") or {}).get("retracted"):
             # The question left the history (it went back to the prompt): what happened under it
             # (retry warnings) stays with it, the question heading them, not under the next message.
-            at = len(self.handler.conversation_history)
+            at = len(self.history)
             for earlier in self._incidents[first:]:
                 earlier["at"] = at
             (self._incidents[first] if len(self._incidents) > first else incident)["query"] = query
@@ -193,6 +194,36 @@ class Session:
             status = "failed" if is_error(result) else "done"
             await self.add_note(f"I ran `{text}` ({status}); its result:\n\n{result.get('content') or '(no output)'}")
         return result
+
+    async def compact(self, focus: str = "") -> str:
+        """``/compact [focus]``: compact the conversation now (issue 27); returns the line to show.
+
+        Raises:
+            CompactionFailed: a turn is running, there is nothing to compact, or the summary failed.
+        """
+        from core.compaction.commands import compact_now
+
+        line = await compact_now(self.handler, focus)
+        await self._say(ev.Warning(code="compacted", message=line))
+        return line
+
+    async def switch_model(self, choice: str) -> str:
+        """``/model NAME``: the next turns go to another model, the conversation carried over (issue 27).
+
+        Raises:
+            ModelSwitchError: no such model among the configured providers.
+        """
+        from core.compaction.commands import switch_model
+
+        line = await switch_model(self.handler, choice)
+        await self._say(ev.Warning(code="model_switched", message=line))
+        return line
+
+    async def _say(self, warning: ev.Warning) -> None:
+        """A line outside any turn, kept where it happened (f2, ``/export``) and in the transcript."""
+        self._incident({"kind": "warning", "message": warning.message, "code": warning.code})
+        if self.recorder is not None:
+            self._warn(await asyncio.to_thread(self.recorder.record, warning))
 
     async def add_note(self, content: str) -> None:
         """Add a user message that starts no turn (``/run`` output, a ``/task`` result) and record it."""
@@ -294,7 +325,7 @@ class Session:
         self.loaded = None
         if stored.path.exists() and stored.path.stat().st_size:
             loaded = self.loaded = load_session(stored)
-            self.handler.restore_conversation(loaded.messages, loaded.usage)
+            self.handler.restore_conversation(loaded.messages, loaded.usage, loaded.compactions)
             self._incidents = list(loaded.incidents)
             self.context.restore((loaded.context or {}).get("files") or [])
             notices.extend(loaded.warnings)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tui import slash
+from tui import rewinding, slash
 from tui.slash import CommandContext, CommandFn
 from tui.widgets.prompt import Completion
 
@@ -76,6 +76,7 @@ COMMANDS: tuple[Command, ...] = (
     _cmd("/add", "<glob or path>", "Add files to the context", slash.add, "files", "chat", synonyms=('files', 'context', 'attach', 'include', 'pin')),
     _cmd("/drop", "<glob or path>", "Drop files from the context", slash.drop, "files", "chat", synonyms=('remove file', 'unpin', 'exclude', 'context')),
     _cmd("/files", "", "List the files in the context", slash.files, "files", "chat", synonyms=('context', 'pinned', 'list files')),
+    _cmd("/rewind", "[turn]", "Undo: restore files, conversation or both to before a turn (shows the diff)", rewinding.rewind, "chat", "conversation", "engine", "screens", "sessions", synonyms=('undo', 'revert', 'checkpoint', 'restore', 'go back')),
     _cmd("/reset", "", "Clear the conversation and the trace (picked files stay)", slash.reset, "sessions", "files", "chat", synonyms=('clear', 'forget', 'wipe', 'conversation')),
     _cmd("/sessions", "", "Browse saved sessions", slash.sessions, "sessions", "chat", "screens", synonyms=('history', 'conversations', 'resume', 'switch session', 'open session')),
     _cmd("/new", "", "Start a new session", slash.reset, "sessions", "files", "chat", synonyms=('new conversation', 'fresh', 'start over')),

@@ -19,6 +19,7 @@ from typing import Any, AsyncIterator, Callable
 
 from core import events as ev
 from core.handlers.base import BaseHandler, ToolNotFound
+from core.compaction.compactor import is_prompt_too_long
 from core.callables import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
 from core.compat.handler import PassthroughSpecApi
@@ -217,9 +218,11 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         final_text = ""
         final_stop = ""
         while True:
+            async for event in self.compactor.before_request(system_prompt, tools):  # issue 27: compact past the threshold
+                yield event
             heuristic = self.estimate_tokens(system_prompt, tools) if self.last_usage is None else 0
             estimate = self.last_estimated_tokens = self.context_meter(heuristic).tokens
-            window = self.config.context_window
+            window = self.compactor.window.tokens
             if window and estimate >= window:
                 yield self._fail(
                     "resource_exhaustion",
@@ -255,6 +258,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             complete: ResponseComplete | None = None
             invalid: dict[str, str] = {}
             attempt = 0
+            compacted = False
             while complete is None:
                 turn.partial = []
                 turn.started_usage = None
@@ -274,6 +278,12 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                             elif isinstance(item, ResponseComplete):
                                 complete = item
                 except ProviderError as exc:
+                    if not compacted and not turn.partial and is_prompt_too_long(exc):  # issue 27: compact, retry once
+                        compacted = True
+                        async for event in self.compactor.before_request(system_prompt, tools, trigger="prompt_too_long", error=exc):
+                            yield event
+                        if self.compactor.compacted_now:
+                            continue
                     shown = shown_message(exc, self.config.secrets())
                     spent = self._book_unfinished(turn)
                     if exc.retryable and not turn.partial and attempt < self.config.max_retries and self.retry_budget.try_spend():

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from core.compaction.compactor import Compactor
 from core.handlers import rereads
 from core.memory.policy import estimate_file_tokens
 from core.plan import PLAN_INSTRUCTIONS
@@ -50,12 +51,18 @@ class RequestMixin:
         self._system_prompt: tuple[str, Any, str] | None = None
         """(base prompt, data context, the prompt built from them)."""
         self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)), find_read=self._find_read)
+        self.compactor = Compactor(self)
+        """The model's window, compaction, and the whole conversation behind the compacted view (issue 27)."""
 
-    def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None) -> None:
-        """Continue a saved conversation: its history, which files it holds, and its usage totals."""
-        self.conversation_history = list(messages)
+    def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None, compactions: Sequence[tuple[int, dict[str, Any]]] = ()) -> None:
+        """Continue a saved conversation: its history (as compacted), which files it holds, and its usage totals."""
+        self.conversation_history = self.compactor.restore(messages, compactions)
         self.conversation_files.rebuild(self.conversation_history)
         self.restore_usage(usage or [])  # type: ignore[attr-defined]
+
+    def reset_conversation(self) -> None:
+        super().reset_conversation()  # type: ignore[misc]
+        self.compactor.reset()
 
     def system_prompt(self) -> str:
         """The system prompt every request of this handler sends: the same bytes every time.
@@ -148,7 +155,7 @@ class RequestMixin:
             heuristic = self.estimate_tokens(self.system_prompt(), self.get_tool_specs()) if self.last_usage is None else 0  # type: ignore[attr-defined]
         tokens, estimated = self.context_figure(heuristic)  # type: ignore[attr-defined]
         unsent = self.unsent_file_tokens()
-        return ContextMeter(tokens=tokens + unsent, estimated=estimated + unsent, window=int(self.config.context_window or 0))  # type: ignore[attr-defined]
+        return ContextMeter(tokens=tokens + unsent, estimated=estimated + unsent, window=self.compactor.window.tokens)
 
     def unsent_file_tokens(self) -> int:
         """Estimated tokens of the picked files not in the conversation yet (the next user message adds them)."""
@@ -169,5 +176,6 @@ class RequestMixin:
     def get_resource_metrics(self) -> dict[str, Any]:
         metrics = super().get_resource_metrics()  # type: ignore[misc]
         metrics.update(self.context_meter().as_metrics())
+        metrics["context_window_source"] = self.compactor.window.source
         metrics["usage"] = self.usage_metrics()  # type: ignore[attr-defined]
         return metrics

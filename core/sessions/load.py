@@ -64,6 +64,8 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     usage: list[dict[str, Any]] = field(default_factory=list)
     incidents: list[Incident] = field(default_factory=list)
+    compactions: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    """Each ``compaction`` record with how many of ``messages`` came before it (the model's view is rebuilt from them)."""
 
     @property
     def session_id(self) -> str:
@@ -104,7 +106,7 @@ def load_session(source: Path | Session) -> LoadedSession:
         elif record["kind"] in ("assistant", "usage") and isinstance(record.get("usage"), dict):
             usage = record["usage"]
             loaded.usage.append({"turn": record.get("turn") or usage.get("turn"), "model": usage.get("model"), "usage": usage})
-    loaded.messages = _history(loaded.records, loaded.warnings, loaded.incidents)
+    loaded.messages = _history(loaded.records, loaded.warnings, loaded.incidents, loaded.compactions)
     for warning in loaded.warnings:
         log.warning("%s", warning)
     return loaded
@@ -165,7 +167,9 @@ def _decode(line: bytes) -> tuple[dict[str, Any] | None, str]:
     return record, ""
 
 
-def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list[Incident] | None = None) -> list[Message]:
+def _history(
+    records: list[dict[str, Any]], warnings: list[str], incidents: list[Incident] | None = None, compactions: list[tuple[int, dict[str, Any]]] | None = None
+) -> list[Message]:
     """The conversation for the model API, with unanswered tool calls closed (errors and interruptions into ``incidents``)."""
     incidents = incidents if incidents is not None else []
     messages: list[Message] = []
@@ -227,11 +231,16 @@ def _history(records: list[dict[str, Any]], warnings: list[str], incidents: list
                 for earlier in incidents[turn_incidents:]:
                     earlier["at"] = len(messages)
                 (incidents[turn_incidents] if len(incidents) > turn_incidents else incident)["query"] = query
+                if compactions:  # a compaction in the retracted turn happened before its question left
+                    compactions[:] = [(min(at, len(messages)), found) for at, found in compactions]
             incidents.append({**incident, "at": len(messages)})
         elif kind == "warning":
             incidents.append({"kind": "warning", "message": str(record.get("message") or ""), "code": str(record.get("code") or ""), "at": len(messages)})
         elif kind == "interruption":
             incidents.append({"kind": "interruption", "at": len(messages)})
+        elif kind == "compaction" and compactions is not None:
+            close_open_calls()
+            compactions.append((len(messages), record))
         elif kind == "tool_result":
             call_id = record["tool_call_id"]
             if call_id not in open_calls:

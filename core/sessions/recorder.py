@@ -115,6 +115,12 @@ class SessionRecorder:
         self._running.clear()
         return warnings + self._write(lambda: self.writer.interruption(reason))
 
+    def compaction(self, record: Mapping[str, Any], usage: Mapping[str, Any] | None = None) -> list[ev.Warning]:
+        """Record that the model's view was compacted (``core.compaction``), then what the summary cost."""
+        fields = {k: v for k, v in record.items() if k not in ("kind", "ts")}
+        warnings = self._write(lambda: self.writer.append("compaction", **fields))
+        return warnings + (self._write(lambda: self.writer.usage(usage)) if usage else [])
+
     def user(self, content: str) -> list[ev.Warning]:
         """A user message that starts no turn (``/run`` output added to the conversation)."""
         return self._write(lambda: self.writer.user(content, note=True))

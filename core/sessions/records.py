@@ -29,6 +29,12 @@ Record kinds (every record also carries ``ts``, a Unix timestamp):
 - ``context``: ``files`` (``[{"path", "read_only"}]``), the file-context pane.
 - ``trace``: ``entry``, one tool-trace pane entry.
 - ``checkpoint`` and ``rewind``: the files a writer changed and the rewinds (``core.checkpoints.log``).
+- ``compaction``: the model's view of the conversation was compacted here (``core.compaction``):
+  ``pruned`` (tool call id to the pointer that replaced its result), ``replaced`` (how many
+  leading messages of the view the ``summary`` replaced; absent when only pruned),
+  ``summary``, ``summary_parts`` (the picked files sent with it), ``summary_turn``,
+  ``trigger``, ``tokens_before``, ``tokens_after``. The messages stay in the transcript;
+  loading replays it to rebuild the view (``core.compaction.apply.replay``).
 
 A new transcript is created by its first record that is not a pane record
 (``PANE_KINDS``): a session that ends without any message leaves no file.
@@ -47,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT_VERSION = 1
-KINDS = frozenset({"meta", "user", "assistant", "usage", "tool_result", "interruption", "warning", "error", "context", "trace"})
+KINDS = frozenset({"meta", "user", "assistant", "usage", "tool_result", "interruption", "warning", "error", "context", "trace", "compaction"})
 KINDS |= {"checkpoint", "rewind"}  # issue 26: core.checkpoints.log
 PANE_KINDS = frozenset({"context", "trace"})
 """Records about the panes, not the conversation: a session holding only these has no

@@ -1,0 +1,273 @@
+"""Compaction through the real tool loop, the real SDKs and the scripted model server (issue 27).
+
+The scripted model (:class:`ScriptedModel`) plays a long coding session: it reads large
+files, writes long answers, and is asked, late in the session, for facts the user planted
+at its start. It answers from what the request it receives holds, and its summaries
+carry only what the summary request holds: a fact that compaction lost cannot be answered.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import events as ev
+from core.compaction.summary import SUMMARY_SYSTEM
+from core.config import Settings
+from core.handlers.passthrough import PassthroughHandler
+from core.session import Session
+from core.tools.files import READ_FILE_SPEC, read_file_tool
+from tests.core.conftest import assert_history_valid, make_provider
+from tests.fake_llm import FakeLLM, Raw, Reply, Request, Tool
+
+WINDOW = 16_000
+FACTS = {"launch code": "AZURE-7741", "owner": "Priya Natarajan", "deadline": "March 3rd"}
+PLANT = "Remember these for later: the launch code is AZURE-7741, the owner is Priya Natarajan, the deadline is March 3rd."
+
+# Recorded from Anthropic's API (anthropics/claude-code#59696, the body of its 400 answer, request id kept).
+PROMPT_TOO_LONG = (
+    b'{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 203284 tokens > 200000 maximum"},'
+    b'"request_id":"req_011Cb691naMZfUYHaJNPd2Xh"}'
+)
+
+
+def request_tokens(request: Request) -> int:
+    """The request's size as the fake server counts input tokens (its JSON body, 4 bytes a token)."""
+    return math.ceil(len(json.dumps(request.body)) / 4)
+
+
+def request_text(request: Request) -> str:
+    return json.dumps(request.body, ensure_ascii=False)
+
+
+def anthropic_problems(request: Request) -> list[str]:
+    """What Anthropic's API would refuse in this request: roles, tool_use/tool_result pairing, ids."""
+    problems = []
+    messages = request.messages
+    if messages and messages[0]["role"] != "user":
+        problems.append("first message is not the user's")
+    previous_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if index and messages[index - 1]["role"] == message["role"]:
+            problems.append(f"messages.{index}: two {message['role']} messages in a row")
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        if message["role"] == "user":
+            results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+            if results - previous_calls:
+                problems.append(f"messages.{index}: tool_result without its tool_use: {sorted(results - previous_calls)}")
+            if previous_calls - results:
+                problems.append(f"messages.{index}: tool_use without its tool_result: {sorted(previous_calls - results)}")
+            previous_calls = set()
+        else:
+            previous_calls = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+            problems += [f"bad tool_use id {i!r}" for i in previous_calls if not re.fullmatch(r"[a-zA-Z0-9_-]+", i)]
+    return problems
+
+
+def openai_problems(request: Request) -> list[str]:
+    """What an OpenAI-compatible API would refuse: tool messages not answering the assistant's calls, ids."""
+    problems = []
+    open_calls: set[str] = set()
+    for index, message in enumerate(request.messages):
+        if message["role"] == "tool":
+            if message["tool_call_id"] not in open_calls:
+                problems.append(f"messages[{index}]: tool message without a preceding tool_calls entry")
+            open_calls.discard(message["tool_call_id"])
+            continue
+        if open_calls:
+            problems.append(f"messages[{index}]: tool_calls without results: {sorted(open_calls)}")
+        open_calls = {c["id"] for c in message.get("tool_calls") or []}
+        problems += [f"tool call id too long: {i!r}" for i in open_calls if len(i) > 40]
+    return problems
+
+
+class ScriptedModel:
+    """The model of a 60-turn session: it reads files, answers at length, and recalls planted facts from its request."""
+
+    def __init__(self) -> None:
+        self.summaries: list[str] = []
+        self.problems: list[str] = []
+
+    def __call__(self, request: Request) -> Any:
+        problems = anthropic_problems(request) if request.api == "anthropic" else openai_problems(request)
+        self.problems += problems
+        text = request_text(request)
+        if SUMMARY_SYSTEM[:40] in request.system:
+            kept = [f"- The {name} is {value}." for name, value in FACTS.items() if value in text]
+            summary = "## User requests\n" + "\n".join(kept) + "\n\n## Files touched\nbig_*.py were read.\n"
+            self.summaries.append(summary)
+            return Reply(text=summary)
+        last = request.messages[-1]
+        if request.api == "anthropic" and isinstance(last["content"], list) and last["content"][-1].get("type") == "tool_result":
+            return Reply(text="I read it. " + "The module defines helpers. " * 40)
+        if request.api == "openai" and last["role"] == "tool":
+            return Reply(text="I read it. " + "The module defines helpers. " * 40)
+        query = request.last_user_text()
+        if query.startswith("read "):
+            return Reply(text="Reading.", tools=[Tool("readFile", {"path": query.split()[1]})])
+        if query.startswith("what is the"):
+            name = query.removeprefix("what is the").strip(" ?")
+            value = FACTS[name]
+            return Reply(text=f"The {name} is {value}." if value in text else f"I do not know the {name}.")
+        return Reply(text="Here is a long answer. " + "Consider the design carefully. " * 60)
+
+
+def project(root: Path) -> Path:
+    for n in range(8):
+        lines = [f"def helper_{n}_{i}(value):\n    return value * {i}  # line {i} of big_{n}.py\n" for i in range(220)]
+        (root / f"big_{n}.py").write_text("".join(lines))
+    return root
+
+
+def handler_for(kind: str, fake: FakeLLM, root: Path, **settings: Any) -> PassthroughHandler:
+    settings.setdefault("max_retries", 0)
+    handler = PassthroughHandler(None, None, make_provider(kind, fake, max_retries=0), Settings(project_root=root, **settings))
+    handler.retry_base_delay = 0.01
+    handler.register_tool(READ_FILE_SPEC, lambda params: read_file_tool(params, project_root=root))
+    return handler
+
+
+async def run(session: Session, query: str) -> list[ev.Event]:
+    return [event async for event in session.stream_query(query)]
+
+
+def session_script(turn: int) -> str:
+    if turn == 1:
+        return PLANT
+    if turn in (30, 45, 60):
+        return "what is the launch code?" if turn != 45 else "what is the owner?"
+    if turn % 3 == 0:
+        return f"read big_{turn % 8}.py"
+    return f"Tell me about step {turn} of the refactoring, at length."
+
+
+async def test_sixty_turns_in_a_16k_window_compact_and_keep_the_early_facts(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    model = ScriptedModel()
+    fake_llm.responder = model
+    root = project(tmp_path)
+    session = Session(handler_for("anthropic", fake_llm, root, context_window=WINDOW))
+    await __import__("asyncio").to_thread(session.start)
+    answers: dict[int, str] = {}
+    compactions = []
+    for turn in range(1, 61):
+        events = await run(session, session_script(turn))
+        assert isinstance(events[-1], ev.TurnCompleted), (turn, events[-1])
+        answers[turn] = events[-1].result["content"]
+        compactions += [e for e in events if isinstance(e, ev.Warning) and e.code == "compacted"]
+
+    sizes = [request_tokens(r) for r in fake_llm.requests]
+    assert max(sizes) <= WINDOW, f"a request passed the window: {max(sizes)} tokens"
+    assert compactions and model.summaries, "the session never compacted"
+    assert all(all(v in s for v in FACTS.values()) for s in model.summaries), "a summary lost a planted fact"
+    assert answers[30] == "The launch code is AZURE-7741." and answers[60] == "The launch code is AZURE-7741."
+    assert answers[45] == "The owner is Priya Natarajan."
+    assert not model.problems, model.problems[:3]
+    assert_history_valid(session.handler.conversation_history)
+    assert re.match(r"Compacted [\d,]+ messages into a summary of [\d,]+ tokens", compactions[-1].message)
+    assert compactions[-1].message.endswith("f2 shows them all.")
+    # the whole conversation is still there (f2, /export): every turn's question, and markers where it was compacted
+    whole = session.history
+    assert [m["content"] for m in whole if m["role"] == "user" and m.get("turn")] == [session_script(t) for t in range(1, 61)]
+    markdown = session.transcript_markdown()
+    assert PLANT in markdown and markdown.count("Compacted ") >= len(compactions)
+    view = [dict(m) for m in session.handler.conversation_history]
+    session.close()
+
+    # --continue: a new process resumes the compacted conversation, not the whole one
+    fake_llm.requests.clear()
+    resumed = Session(handler_for("anthropic", fake_llm, root, context_window=WINDOW))
+    await __import__("asyncio").to_thread(resumed.start, continue_latest=True)
+    assert [(m["role"], m.get("content")) for m in resumed.handler.conversation_history] == [(m["role"], m.get("content")) for m in view]
+    assert len(resumed.history) == len(whole)
+    events = await run(resumed, "what is the deadline?")
+    assert events[-1].result["content"] == "The deadline is March 3rd."
+    assert request_tokens(fake_llm.requests[0]) <= WINDOW and not model.problems
+    resumed.close()
+
+
+async def test_a_replayed_prompt_too_long_compacts_and_retries_once(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    model = ScriptedModel()
+    fake_llm.responder = model
+    handler = handler_for("anthropic", fake_llm, project(tmp_path))
+    session = Session(handler)
+    for turn in range(1, 9):
+        events = await run(session, session_script(turn))
+        assert isinstance(events[-1], ev.TurnCompleted)
+    assert not model.summaries  # a 200k window: no compaction so far
+    before = len(fake_llm.requests)
+    fake_llm.script(Raw(PROMPT_TOO_LONG, status=400, content_type="application/json", framing="length"))
+    events = await run(session, "what is the launch code?")
+
+    assert isinstance(events[-1], ev.TurnCompleted), events[-1]
+    assert events[-1].result["content"] == "The launch code is AZURE-7741."
+    refused, summary, retry = fake_llm.requests[before:]
+    assert SUMMARY_SYSTEM[:40] in summary.system and "AZURE-7741" in request_text(summary)
+    assert request_tokens(retry) < request_tokens(refused)
+    assert [e.code for e in events if isinstance(e, ev.Warning)] == ["compacted"]
+    assert handler.compactor.window.source == "server" and handler.compactor.window.tokens < 200_000
+    assert_history_valid(handler.conversation_history)
+
+
+async def test_a_second_prompt_too_long_fails_the_turn(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """Compact and retry once: a second refusal is the user's error to see, not a loop."""
+    model = ScriptedModel()
+    fake_llm.responder = model
+    session = Session(handler_for("anthropic", fake_llm, project(tmp_path)))
+    for turn in range(1, 6):
+        await run(session, session_script(turn))
+    refusal = Raw(PROMPT_TOO_LONG, status=400, content_type="application/json", framing="length")
+    fake_llm.script(refusal, Reply(text="summary of it all"), refusal)
+    events = await run(session, "what is the launch code?")
+    assert isinstance(events[-1], ev.TurnFailed) and "prompt is too long" in events[-1].message
+    assert fake_llm.pending == 0
+
+
+async def test_pruning_alone_costs_no_model_call_and_rereads_send_again(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """Old large reads are pruned first; a read of the same lines afterwards is sent whole, not as a pointer."""
+    fake_llm.responder = ScriptedModel()
+    root = project(tmp_path)
+    handler = handler_for("anthropic", fake_llm, root, context_window=WINDOW)
+    session = Session(handler)
+    for name in ("big_1.py", "big_2.py"):
+        await run(session, f"read {name}")
+    assert "[Not sent again" in (await _reread(session, fake_llm, "big_1.py"))  # before: a pointer to the first read
+    requests = len(fake_llm.requests)
+    await handler.compactor.ensure_window()
+    outcome = await handler.compactor.compact(handler.system_prompt(), handler.get_tool_specs(), trigger="threshold")
+    assert outcome is not None and outcome.pruned >= 2 and outcome.messages == 0 and outcome.usage is None
+    assert len(fake_llm.requests) == requests, "pruning made a model call"
+    pruned = [m for m in handler.conversation_history if m.get("pruned")]
+    assert pruned and all("Call readFile again" in m["content"] for m in pruned)
+    assert all("[Not sent again" not in str(m.get("content")) for m in handler.conversation_history), "a pointer outlived its target"
+    assert "def helper_1_0" in await _reread(session, fake_llm, "big_1.py")  # after: the content again
+    whole = session.history  # f2 and /export: the pruned results whole
+    assert sum("def helper_1_0" in str(m.get("content")) for m in whole if m["role"] == "tool") >= 2
+
+
+async def _reread(session: Session, fake: FakeLLM, name: str) -> str:
+    await run(session, f"read {name}")
+    return str(session.handler.conversation_history[-2]["content"])
+
+
+@pytest.mark.parametrize("focus", ["", "the launch"])
+async def test_compact_command_between_turns(fake_llm: FakeLLM, tmp_path: Path, focus: str) -> None:
+    model = ScriptedModel()
+    fake_llm.responder = model
+    handler = handler_for("anthropic", fake_llm, project(tmp_path))
+    session = Session(handler)
+    for turn in range(1, 7):
+        await run(session, session_script(turn))
+    responses = handler.usage.summary()["responses"]
+    line = await session.compact(focus)
+    assert line.startswith("Compacted ") and "the summary cost" in line
+    assert (f"focus on: {focus}" in request_text(fake_llm.requests[-1])) == bool(focus)
+    assert handler.conversation_history[0].get("compaction") and handler.usage.summary()["responses"] == responses + 1
+    assert [i["code"] for i in session.incidents] == ["compacted"]
+    events = await run(session, "what is the owner?")
+    assert events[-1].result["content"] == "The owner is Priya Natarajan."
+    assert not model.problems
