@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
+
+from core.narration import ARGV_KEYS, STATUS_LABELS, command_line, summarize_args  # noqa: F401  (the panes import them from here)
 
 # Tool call status (core.events.TOOL_STATUSES, plus pending and running) -> icon, label and colour.
 STATUS_ICONS: dict[str, str] = {
@@ -16,16 +17,6 @@ STATUS_ICONS: dict[str, str] = {
     "refused": "⊗",
     "not_run": "⊖",
     "interrupted": "■",
-}
-STATUS_LABELS: dict[str, str] = {
-    "pending": "awaiting approval",
-    "running": "running",
-    "success": "done",
-    "error": "failed",
-    "denied": "denied",
-    "refused": "refused by policy",
-    "not_run": "not run",
-    "interrupted": "interrupted",
 }
 STATUS_STYLES: dict[str, str] = {
     "pending": "magenta",
@@ -95,44 +86,6 @@ def context_figure(metrics: dict[str, Any]) -> tuple[float, str]:
     window = int(metrics.get("context_window") or 0)
     approx = "~" if metrics.get("context_estimated_tokens") else ""
     return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}" + (f"/{format_tokens(window)}" if window else "")
-
-
-ARGV_KEYS = ("command", "args")
-"""Arguments that hold a program's argv as a list (``runCommand``'s ``command``, ``runTests``' ``args``)."""
-
-
-def command_line(parameters: dict[str, Any]) -> str | None:
-    """The argv of a command tool's call as a shell would print it (``git status --short 'a b.py'``), else None."""
-    for key in ARGV_KEYS:
-        value = parameters.get(key)
-        if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
-            return shlex.join(value)
-    return None
-
-
-def _other_args(parameters: dict[str, Any], shown: str) -> str:
-    """The arguments besides the one shown, compactly (``network=true timeout_s=30``)."""
-    return " ".join(f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in parameters.items() if key != shown)
-
-
-def summarize_args(parameters: dict[str, Any], width: int = 60) -> str:
-    """A one-line summary of tool arguments: the command line or the main value if there is one, else compact JSON."""
-    if not parameters:
-        return ""
-    line = command_line(parameters)
-    if line is not None:
-        shown = next(key for key in ARGV_KEYS if isinstance(parameters.get(key), list) and parameters[key])
-        text = " · ".join(part for part in (line, _other_args(parameters, shown)) if part)
-    else:
-        for key in ("command", "prompt", "query", "path", "instruction"):
-            value = parameters.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = json.dumps(parameters, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def pretty_args(parameters: dict[str, Any]) -> str:

@@ -383,7 +383,10 @@ class AssistantAgent:
         return session
 
     async def _replay(self, session: AcpSession, history: list[dict[str, Any]]) -> None:
-        for update in history_updates(history, session.application.project_root):
+        state = session.application.session_state
+        loaded = state.take_loaded()  # the transcript read back (its trace: approvals, statuses), once
+        trace = loaded.trace if loaded is not None else ()
+        for update in history_updates(history, session.application.project_root, state.incidents, trace):
             await self._send(session, update)
 
     async def _after_open(self, session: AcpSession, notices: list[str]) -> None:

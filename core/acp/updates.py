@@ -9,9 +9,7 @@ for ``session/load``.
 
 from __future__ import annotations
 
-import json
 import logging
-import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -30,8 +28,10 @@ from acp import (
 from acp.schema import ToolCallLocation, ToolCallUpdate, ToolKind
 
 from core import events as ev
+from core import narration
 from core.acp.diffs import file_changes
 from core.plan import parse_plan
+from core.sessions.replay import Interrupted, Note, Replayed, replay
 from core.types import ToolCall, ToolStatus
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def tool_title(call: ToolCall) -> str:
         return f"Find files: {first_line(params['command'])}"
     if call.name in ("runCommand", "runTests") and params.get("command"):
         command = params["command"]
-        shown = shlex.join(str(part) for part in command) if isinstance(command, list) else command
+        shown = narration.command_line(params) or str(command)
         return f"Run {first_line(shown)}" + (" (with network access)" if params.get("network") else "")
     if call.name == "aiderAutomatic":
         return f"aider: {first_line(params.get('prompt'))}".rstrip(": ")
@@ -153,25 +153,36 @@ class TurnMapper:
         needs_approval: whether a tool's calls wait for approval (they start as pending).
     """
 
-    def __init__(self, project_root: Path, needs_approval: Any = lambda name: False) -> None:
+    def __init__(self, project_root: Path, needs_approval: Any = lambda name: False, *, replaying: bool = False) -> None:
         self.project_root = project_root
         self.needs_approval = needs_approval
+        self.replaying = replaying
+        """Loading a saved session: the user's messages and the turns' errors are told as updates (live, the
+        client sent the prompt and gets the error as the prompt's answer), each call once in its final state."""
         self.open_calls: dict[str, ToolCall] = {}
         self.output: dict[str, str] = {}
         self.last_stop_reason = ""
         self.plan_steps: list[str] = []
+        self._streamed = False
+        """Text of the current message already went out as chunks (else its content goes out when it completes)."""
+        self._query = ""
 
-    def updates(self, event: ev.Event) -> list[Any]:
+    def updates(self, event: Replayed) -> list[Any]:
         """The updates for one event (often none)."""
+        if isinstance(event, ev.TurnStarted):
+            self._query = event.query
+            return [update_user_message_text(event.query)] if self.replaying and event.query else []
+        if isinstance(event, Note):
+            return [update_user_message_text(event.text)] if event.text else []
         if isinstance(event, ev.TextDelta):
+            self._streamed = self._streamed or bool(event.text)
             return [update_agent_message_text(event.text)] if event.text else []
         if isinstance(event, ev.ThinkingDelta):
             return [update_agent_thought_text(event.text)] if event.text else []
         if isinstance(event, ev.AssistantMessage):
-            self.last_stop_reason = event.stop_reason
-            return []
+            return self._message(event)
         if isinstance(event, ev.ToolCallStarted):
-            return [self._started(event.call)]
+            return [] if self.replaying else [self._started(event.call)]
         if isinstance(event, ev.ApprovalRequested):
             if event.call.id in self.open_calls:  # waiting for the client's answer
                 return [update_tool_call(event.call.id, status="pending")]
@@ -185,13 +196,32 @@ class TurnMapper:
         if isinstance(event, ev.ToolCallFinished):
             return [self._finished(event)]
         if isinstance(event, ev.Warning):
-            return [update_agent_message_text(f"\n\n> {event.message}\n\n")]
+            return [update_agent_message_text(f"\n\n> **{narration.warning_title(event.code)}**: {event.message}\n\n")]
+        if isinstance(event, ev.TurnFailed):
+            if not self.replaying:  # live, the prompt's answer carries it (core.acp.agent)
+                return []
+            return [update_agent_message_text(f"\n\n> **{narration.error_title(event.reason)}**: {event.message or event.reason}\n\n")]
+        if isinstance(event, Interrupted):
+            closed = self.interrupted()
+            return closed + ([update_agent_message_text(f"\n\n> {narration.interruption_text(event.reason)}\n\n")] if self.replaying else [])
         if isinstance(event, ev.TurnCompleted):
             steps = (event.result.get("metadata") or {}).get("plan_steps") or []
             if steps:
                 self.plan_steps = list(steps)
                 return [update_plan(plan_entry(step) for step in steps)]
         return []
+
+    def _message(self, event: ev.AssistantMessage) -> list[Any]:
+        """A complete message: its text when none streamed (a replay, a provider that does not stream), a /plan's steps."""
+        self.last_stop_reason = event.stop_reason
+        streamed, self._streamed = self._streamed, False
+        updates = [update_agent_message_text(event.content)] if event.content and not streamed else []
+        if self.replaying and not event.tool_calls and self._query.lstrip().startswith("/plan"):
+            steps = parse_plan(event.content)  # live, the turn's result carries them (TurnCompleted)
+            if steps:
+                self.plan_steps = list(steps)
+                updates.append(update_plan(plan_entry(step, status="pending") for step in steps))
+        return updates
 
     def interrupted(self) -> list[Any]:
         """Updates closing the calls still open when the turn was cancelled."""
@@ -257,52 +287,14 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def history_updates(messages: Iterable[dict[str, Any]], project_root: Path) -> list[Any]:
-    """A saved conversation as the updates that would have drawn it (``session/load``)."""
-    messages = list(messages)
-    results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
-    updates: list[Any] = []
-    last_user = ""
-    for message in messages:
-        role = message.get("role")
-        content = message.get("content") or ""
-        if not isinstance(content, str):
-            content = json.dumps(content, default=str)
-        if role == "user":
-            last_user = content
-            if content:
-                updates.append(update_user_message_text(content))
-        elif role == "assistant":
-            thinking = _thinking_text(message.get("thinking"))
-            if thinking:
-                updates.append(update_agent_thought_text(thinking))
-            if content:
-                updates.append(update_agent_message_text(content))
-            if not message.get("tool_calls") and last_user.lstrip().startswith("/plan"):
-                steps = parse_plan(content)
-                if steps:
-                    updates.append(update_plan(plan_entry(step, status="pending") for step in steps))
-            for raw in message.get("tool_calls") or []:
-                call = ToolCall(id=str(raw.get("id", "")), name=str(raw.get("name", "")), parameters=dict(raw.get("parameters") or {}))
-                result = results.get(call.id)
-                status = "failed" if result is None or result.get("is_error") else "completed"
-                updates.append(
-                    start_tool_call(
-                        call.id,
-                        tool_title(call),
-                        kind=tool_kind(call.name),
-                        status=status,
-                        content=text_content(str((result or {}).get("content") or "")) or None,
-                        locations=start_locations(call, project_root) or None,
-                        raw_input=dict(call.parameters),
-                    )
-                )
-    return updates
+def history_updates(
+    messages: Iterable[dict[str, Any]], project_root: Path, incidents: Iterable[dict[str, Any]] = (), trace: Iterable[dict[str, Any]] = ()
+) -> list[Any]:
+    """A saved conversation as the updates that would have drawn it (``session/load``).
 
-
-def _thinking_text(blocks: Any) -> str:
-    """The readable reasoning of an assistant message's ``thinking`` blocks (redacted ones have none)."""
-    if isinstance(blocks, str):
-        return blocks
-    texts = [block.get("thinking") or block.get("text") or "" for block in blocks or [] if isinstance(block, dict)]
-    return "".join(text for text in texts if isinstance(text, str))
+    The conversation is replayed (:func:`core.sessions.replay.replay`) through a :class:`TurnMapper`,
+    the code that maps a live turn: errors, warnings, denials and interruptions read as they do live
+    and in the chat (:mod:`core.narration`).
+    """
+    mapper = TurnMapper(project_root, replaying=True)
+    return [update for event in replay(list(messages), incidents, trace) for update in mapper.updates(event)]

@@ -7,13 +7,15 @@ import html
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
+from core import events as ev
+from core import narration
 from core.sessions.errors import ExportError, describe_os_error
 from core.sessions.fsutil import atomic_write
 from core.sessions.load import Incident, LoadedSession
-from core.turns import current_turn
-from core.types import Message
+from core.sessions.replay import Interrupted, Note, Replayed, replay
+from core.types import Message, ToolStatus
 
 
 def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str, incidents: Sequence[Incident] = ()) -> Path:
@@ -48,10 +50,16 @@ def export_markdown(source: LoadedSession | Sequence[Message], path: Path | str,
 
 
 def render_markdown(source: LoadedSession | Sequence[Message], incidents: Sequence[Incident] = ()) -> str:
-    """The Markdown text ``export_markdown`` writes (``incidents`` each before the message at its ``at``)."""
+    """The Markdown text ``export_markdown`` writes (``incidents`` each before the message at its ``at``).
+
+    The conversation is replayed (:func:`core.sessions.replay.replay`) and each event written as
+    :mod:`core.narration` words it, as the chat and an editor's ``session/load`` show it.
+    """
+    trace: Sequence[dict[str, Any]] = ()
     if isinstance(source, LoadedSession):
         incidents = incidents or source.incidents
         messages: Sequence[Message] = source.messages
+        trace = source.trace
         title = f"# Session {source.session_id}"
         created = source.meta.get("created")
         details = [f"- Project: `{source.meta['project_root']}`"] if source.meta.get("project_root") else []
@@ -63,96 +71,85 @@ def render_markdown(source: LoadedSession | Sequence[Message], incidents: Sequen
         header = "\n".join([title, "", *details]).rstrip()
     else:
         messages, header = source, "# Conversation"
-    results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
-    called = _call_ids(messages)
-    parts = [header]
-    pending = sorted(incidents, key=lambda incident: int(incident.get("at") or 0))
-    for index, message in enumerate(messages):
-        while pending and int(pending[0].get("at") or 0) <= index:
-            parts.append(_incident(pending.pop(0), messages))
-        role = message.get("role")
-        if role == "user":
-            parts.append(f"{_user_heading(message.get('turn'))}\n\n{message.get('content', '')}")
-        elif role == "assistant":
-            parts.append(_assistant(message, results))
-        elif role == "tool" and message.get("tool_call_id") not in called:
-            parts.append(_tool_block(message.get("name") or "?", None, message))
-    parts.extend(_incident(incident, messages) for incident in pending)
-    return "\n\n".join(part.rstrip() for part in parts) + "\n"
+    writer = _MarkdownWriter(header)
+    for event in replay(messages, incidents, trace):
+        writer.handle(event)
+    return "\n\n".join(part.rstrip() for part in writer.parts) + "\n"
 
 
 RETRACTED_NOTE = "(not answered: the turn failed, and the message went back to the prompt)"
 """A question whose turn failed before any answer: it left the conversation (sending it again is that turn again)."""
 
 
+class _MarkdownWriter:
+    """Replayed events as Markdown sections, in order (one part per section, joined by blank lines)."""
+
+    def __init__(self, header: str) -> None:
+        self.parts = [header]
+        self._question = -1
+        """The part holding the current turn's question (its heading says so when the turn is retracted)."""
+        self._thinking: list[str] = []
+
+    def handle(self, event: Replayed) -> None:
+        match event:
+            case ev.TurnStarted(query=query, turn=turn):
+                self._question = len(self.parts)
+                self.parts.append(f"{_user_heading(turn)}\n\n{query}")
+            case Note(text=text):
+                self.parts.append(f"## User\n\n{text}")
+            case ev.ThinkingDelta(text=text):
+                self._thinking.append(text)
+            case ev.AssistantMessage():
+                self.parts.append(_assistant(event, "\n\n".join(self._thinking)))
+                self._thinking.clear()
+            case ev.ToolCallFinished():
+                self.parts.append(_tool_block(event))
+            case ev.Warning(code=code, message=message):
+                self.parts.append(_quoted("Warning", narration.warning_title(code), message))
+            case ev.TurnFailed(reason=reason, message=message, result=result):
+                if ((result or {}).get("metadata") or {}).get("retracted") and self._question >= 0:
+                    heading, _, rest = self.parts[self._question].partition("\n\n")
+                    if not heading.endswith(RETRACTED_NOTE):
+                        self.parts[self._question] = f"{heading} {RETRACTED_NOTE}\n\n{rest}"
+                self.parts.append(_quoted("Error", narration.error_title(reason), message or reason))
+            case Interrupted(reason=reason):
+                self.parts.append(f"> _{narration.interruption_text(reason)}_")
+            case _:
+                pass
+
+
 def _user_heading(turn: Any) -> str:
     """``## User · turn 3`` (the user-turn number of :mod:`core.turns`); a note (``/run`` output) has none."""
-    return f"## User · turn {turn}" if isinstance(turn, int) and turn > 0 else "## User"
+    label = narration.turn_label(turn)
+    return f"## User · {label}" if label else "## User"
 
 
-def _incident(incident: Incident, messages: Sequence[Message] = ()) -> str:
-    """An error, warning or interruption as a quoted line (a retracted question first, heading its turn's incidents)."""
-    kind = incident.get("kind")
-    if kind == "interruption":
-        text = "> _Interrupted._"
-    else:
-        label = "Warning" if kind == "warning" else "Error"
-        text = f"> **{label}**: " + str(incident.get("message") or incident.get("reason") or "").replace("\n", "\n> ")
-    if incident.get("query"):
-        turn = current_turn(messages[: int(incident.get("at") or 0)]) + 1  # the number its resend has
-        text = f"{_user_heading(turn)} {RETRACTED_NOTE}\n\n{incident['query']}\n\n{text}"
-    return text
+def _quoted(label: str, title: str, message: str) -> str:
+    """``> **Error** · The model call failed: overloaded`` (a warning or an error, quoted at its place)."""
+    return f"> **{label}** · {title}: " + message.replace("\n", "\n> ")
 
 
-_STOP_NOTES = {
-    "incomplete": "cut off: the connection closed before the answer finished",
-    "error": "cut off: the provider failed mid-answer",
-    "max_tokens": "stopped at the output limit",
-    "refusal": "the model refused",
-    "content_filter": "stopped by the content filter",
-}
-
-
-def _assistant(message: Message, results: dict[Any, Message]) -> str:
-    note = _STOP_NOTES.get(message.get("stop_reason") or "") or ("interrupted" if message.get("interrupted") else "")
-    error = message.get("error")
-    if note and isinstance(error, dict) and error.get("kind"):
-        note += f" ({error['kind']}; its error follows)"
-    heading = f"## Assistant ({note})" if note else "## Assistant"
-    lines = [heading]
-    thinking = _thinking(message.get("thinking") or [])
+def _assistant(message: ev.AssistantMessage, thinking: str) -> str:
+    note = narration.stop_note(message.stop_reason, message.interrupted)
+    if note and message.error.get("kind"):
+        note += f" ({message.error['kind']}; its error follows)"
+    lines = [f"## Assistant ({note})" if note else "## Assistant"]
     if thinking:
-        lines.append(thinking)
-    if message.get("content"):
-        lines.append(message["content"])
-    for call in message.get("tool_calls") or []:
-        lines.append(_tool_block(call.get("name", "?"), call.get("parameters", {}), results.get(call.get("id"))))
+        lines.append("<details><summary>thinking</summary>\n\n" + _fence(thinking, "") + "\n\n</details>")
+    if message.content:
+        lines.append(message.content)
     return "\n\n".join(lines)
 
 
-def _thinking(blocks: Iterable[dict[str, Any]]) -> str:
-    """The message's reasoning in its own collapsible block, apart from the answer."""
-    parts = []
-    for block in blocks:
-        if block.get("type") == "redacted_thinking":
-            parts.append("(redacted by the provider)")
-        elif isinstance(block.get("thinking") or block.get("text"), str):
-            parts.append(str(block.get("thinking") or block.get("text")))
-    if not parts:
-        return ""
-    return "<details><summary>thinking</summary>\n\n" + _fence("\n\n".join(parts), "") + "\n\n</details>"
-
-
-def _tool_block(name: str, parameters: dict[str, Any] | None, result: Message | None) -> str:
+def _tool_block(event: ev.ToolCallFinished) -> str:
     body = []
-    if parameters is not None:
-        body.append("Arguments:\n\n" + _fence(json.dumps(parameters, indent=2, ensure_ascii=False, default=str), "json"))
-    if result is None:
+    if event.call.parameters:
+        body.append("Arguments:\n\n" + _fence(json.dumps(event.call.parameters, indent=2, ensure_ascii=False, default=str), "json"))
+    if event.status == ToolStatus.INTERRUPTED and not event.result:
         body.append("No result was recorded.")
     else:
-        label = "Result (error):" if result.get("is_error") else "Result:"
-        body.append(f"{label}\n\n" + _fence(str(result.get("content", "")), ""))
-    summary = f"tool {html.escape(name)}"
+        body.append(f"Result ({narration.status_label(event.status)}):\n\n" + _fence(event.result, ""))
+    summary = f"tool {html.escape(narration.tool_line(event.call))}"
     return f"<details><summary>{summary}</summary>\n\n" + "\n\n".join(body) + "\n\n</details>"
 
 
@@ -161,10 +158,6 @@ def _fence(text: str, language: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text}\n{fence}"
-
-
-def _call_ids(messages: Iterable[Message]) -> set[str]:
-    return {call.get("id") for m in messages for call in m.get("tool_calls") or []}
 
 
 def _when(timestamp: float) -> str:

@@ -33,10 +33,10 @@ def test_export_contains_messages_and_collapsible_tool_calls(store: SessionStore
     assert "- Model: anthropic:claude-x" in text
     assert "## User · turn 1\n\nFind the auth files" in text, "numbered as everywhere (core.turns; derived for a record without it)"
     assert "## Assistant\n\nSearching." in text
-    assert "<details><summary>tool executeFilePathCommand</summary>" in text
+    assert "<details><summary>tool executeFilePathCommand  rg -l auth</summary>" in text, "the call's line as the chat shows it (core.narration)"
     assert '"command": "rg -l auth"' in text
     assert "````\nsrc/auth.py\n```tricky```\n````" in text, "the fence outgrows backticks in the result"
-    assert "<summary>tool aider&lt;b&gt;</summary>" in text and "Result (error):\n\n```\nboom\n```" in text
+    assert "<summary>tool aider&lt;b&gt;</summary>" in text and "Result (failed):\n\n```\nboom\n```" in text
     assert text.count("<details>") == text.count("</details>") == 2
     assert text.index("executeFilePathCommand") < text.index("Found `src/auth.py`.")
 
