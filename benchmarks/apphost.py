@@ -44,10 +44,10 @@ class StreamClock:
         original = provider.stream_message
 
         async def stream_message(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            from core.providers.base import TextChunk
+            from core.events import TextDelta
 
             async for item in original(*args, **kwargs):
-                if isinstance(item, TextChunk):
+                if isinstance(item, TextDelta):
                     self.chunks.append(time.perf_counter())
                 yield item
 

@@ -202,6 +202,8 @@ class TurnRenderer:
         if tool == "aiderInteractive" and isinstance(edited, list):
             changed = ", ".join(edited) if edited else "no files changed"
             await self.chat.add(NoteMessage(f"Back from aider: {changed}.", kind="info"))
+        if isinstance(metadata.get("edit_summary"), str):  # editFile: one line (the diff is in the trace)
+            await self.chat.add(NoteMessage(metadata["edit_summary"], kind="info"))
         diff = metadata.get("diff")
         if isinstance(diff, str) and diff.strip():
             shown, cut = truncate_lines(diff, DIFF_LINES)

@@ -68,3 +68,11 @@ def one_line(path: str, added: int, removed: int, kind: str = "changed") -> str:
     if kind == "changed":
         return f"{path} +{added} −{removed}"
     return f"{path} {kind} (+{added} −{removed})" if kind == "created" else f"{path} deleted"
+
+
+def files_lines(files: Any) -> list[str]:
+    """The trace's lines under a call: ``created a.py``, ``changed b.py (+3 −1)``, ``deleted c.txt`` (one per kind)."""
+    if not isinstance(files, dict):
+        return []
+    text = describe(files)
+    return [part for part in text.split("; ") if part]

@@ -29,7 +29,7 @@ from core.handlers.spending import SpendingMixin
 from core.handlers.validation import validate_arguments
 from core.plan import parse_plan
 from core.turn_context import attach
-from core.providers.base import ProviderError, ResponseComplete, ResponseStarted, TextChunk, ThinkingChunk, ToolCallReady
+from core.providers.base import ProviderError
 from core.tools.live_output import output_sink
 from core.checkpoints.hooks import checkpointed_call
 from core.tools.safe_exec import FILE_PATH_COMMAND_SPEC, run_file_path_command
@@ -216,6 +216,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         turns_this_query = 0
         warned = False
         final_text = ""
+        paused = ""  # the answer so far of a turn a server tool paused (pause_turn), issue 25
         final_stop = ""
         while True:
             async for event in self.compactor.before_request(system_prompt, tools):  # issue 27: compact past the threshold
@@ -255,7 +256,7 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                 )
                 return
 
-            complete: ResponseComplete | None = None
+            complete: ev.ResponseComplete | None = None
             invalid: dict[str, str] = {}
             attempt = 0
             compacted = False
@@ -266,16 +267,16 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
                     stream = self.model_provider.stream_message(self.conversation_history, system_prompt, tools)
                     async with contextlib.aclosing(idle_guard(stream, self.config.idle_timeout)) as items:
                         async for item in items:
-                            if isinstance(item, ResponseStarted):
+                            if isinstance(item, ev.ResponseStarted):
                                 turn.started_usage = dict(item.usage)
-                            elif isinstance(item, TextChunk):
+                            elif isinstance(item, ev.TextDelta):
                                 turn.partial.append(item.text)
-                                yield ev.TextDelta(text=item.text)
-                            elif isinstance(item, ThinkingChunk):
-                                yield ev.ThinkingDelta(text=item.text)
-                            elif isinstance(item, ToolCallReady) and item.error:
+                                yield item
+                            elif isinstance(item, ev.ThinkingDelta):
+                                yield item
+                            elif isinstance(item, ev.ToolCallReady) and item.error:
                                 invalid[item.call.id] = item.error
-                            elif isinstance(item, ResponseComplete):
+                            elif isinstance(item, ev.ResponseComplete):
                                 complete = item
                 except ProviderError as exc:
                     if not compacted and not turn.partial and is_prompt_too_long(exc):  # issue 27: compact, retry once
@@ -337,14 +338,17 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             yield ev.AssistantMessage(
                 content=complete.content,
                 tool_calls=tuple(calls),
-                final=not calls,
+                final=not calls and complete.stop_reason != "pause_turn",
                 stop_reason=complete.stop_reason,
                 thinking=complete.thinking,
                 usage=self.usage_record(usage),
             )
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
+            if not calls and complete.stop_reason == "pause_turn":
+                paused += complete.content  # the conversation goes back as it is and the model continues (a response counted)
+                continue
             if not calls:
-                final_text = complete.content
+                final_text = paused + complete.content
                 final_stop = complete.stop_reason
                 break
             cut = calls.pop() if complete.stop_reason in ABANDONED_STOPS else None

@@ -11,14 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Protocol, Sequence, runtime_checkable
 
-from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
+from core.events import ResponseComplete, ResponseStarted, StreamItem, ToolCallReady
 from core.providers.errors import ProviderError
 from core.types import Message, TaskResult, ToolCall
 
-__all__ = ["ProviderError", "ResponseComplete", "ResponseStarted", "TextChunk", "ThinkingChunk", "ToolCallReady"]
-# The stream vocabulary is core.events'; these names stay until the tool loop imports it from there.
-TextChunk = TextDelta
-ThinkingChunk = ThinkingDelta
+__all__ = ["ProviderError", "ResponseComplete", "ResponseStarted", "ToolCallReady"]  # the same classes as core.events'
 
 ToolSpec = dict[str, Any]
 

@@ -106,6 +106,12 @@ EXPECT: dict[str, Expect] = {
     # Cut inside a tool call's arguments before any text: retried, and the cut call never runs.
     "openai_clean_close_mid_tool_arguments": Expect(text="recovered", retried=True),
     "stream_options_rejected": Expect(text="recovered"),
+    # -- issue 25: the three misses ---------------------------------------------------------------
+    "anthropic_pause_turn_web_search": Expect(text="I'll search for the latest release notes.", stop="pause_turn"),
+    "snowflake_cortex_usage_then_done_no_finish": Expect(text="Snowflake is a cloud data platform."),
+    "openrouter_gemini3_reasoning_details_tool_call": Expect(
+        text="", calls=[("get_weather", {"location": "Paris"})], stop="tool_use", thinking="**Checking the weather**\n\nI should call the weather tool for Paris."
+    ),
 }
 
 
@@ -172,11 +178,59 @@ async def test_replayed_stream(name: str, fake_llm: FakeLLM, tmp_path: Path) -> 
     assert len(not_run) == expect.not_run
     if first.tool_calls:
         check_follow_up(api, fake_llm.requests[-1].body, [c.id for c in first.tool_calls], first)
+    if name in FOLLOW_UPS:
+        FOLLOW_UPS[name](body, fake_llm, events)
     if name == "stream_options_rejected":
         assert "stream_options" in fake_llm.requests[0].body and "stream_options" not in fake_llm.requests[1].body
         fake_llm.script(Reply(text="again"))
         [event async for event in handler.stream_query("once more")]
         assert "stream_options" not in fake_llm.requests[2].body, "remembered: not sent again"
+
+
+def wire_chunks(body: bytes) -> list[dict[str, Any]]:
+    """The JSON of every ``data:`` line of an SSE body."""
+    lines = body.decode().splitlines()
+    return [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
+
+
+def paused_turn_continues(body: bytes, fake_llm: FakeLLM, events: list[ev.Event]) -> None:
+    """pause_turn: the conversation goes back as it is (the paused content, in order), the model continues, one answer."""
+    assert len(fake_llm.requests) == 2, "one continuation request, no retry"
+    sent = fake_llm.requests[1].body["messages"]
+    assert sent[:-1] == fake_llm.requests[0].body["messages"][:-1] or sent[0]["role"] == "user"
+    blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in sent[-1]["content"]]
+    received = [c["content_block"] for c in wire_chunks(body) if c["type"] == "content_block_start"]
+    received[0] = {"type": "text", "text": "I'll search for the latest release notes."}
+    received[1] = {**received[1], "input": {"query": "python 3.14 release notes"}}
+    assert sent[-1]["role"] == "assistant" and blocks == received, "the paused answer goes back exactly as received, last"
+    done = events[-1]
+    assert isinstance(done, ev.TurnCompleted) and done.result["content"] == "I'll search for the latest release notes.recovered"
+    messages = [e for e in events if isinstance(e, ev.AssistantMessage)]
+    assert [(m.final, m.stop_reason) for m in messages] == [(False, "pause_turn"), (True, "end_turn")]
+
+
+def signatures_go_back(body: bytes, fake_llm: FakeLLM, events: list[ev.Event]) -> None:
+    """Gemini 3 through OpenRouter: the encrypted thought signature goes back verbatim in reasoning_details."""
+    encrypted = [d for c in wire_chunks(body) for ch in c["choices"] for d in ch["delta"].get("reasoning_details") or [] if d["type"] == "reasoning.encrypted"]
+    assistant = [m for m in fake_llm.requests[-1].body["messages"] if m["role"] == "assistant"][-1]
+    assert assistant["reasoning_details"] is not None and encrypted and all(d in assistant["reasoning_details"] for d in encrypted)
+    text = [d for d in assistant["reasoning_details"] if d["type"] == "reasoning.text"]
+    assert text == [{"type": "reasoning.text", "text": "**Checking the weather**\n\nI should call the weather tool for Paris.", "format": "google-gemini-v1", "index": 0}]
+
+
+def done_is_complete(body: bytes, fake_llm: FakeLLM, events: list[ev.Event]) -> None:
+    """[DONE] without a finish_reason: a complete answer, booked with the usage reported (not a lower bound)."""
+    message = next(e for e in events if isinstance(e, ev.AssistantMessage))
+    assert not message.interrupted and message.usage.get("reported", True) is not False
+    assert (message.usage["input_tokens"], message.usage["output_tokens"]) == (21, 9)
+
+
+FOLLOW_UPS = {
+    "anthropic_pause_turn_web_search": paused_turn_continues,
+    "openrouter_gemini3_reasoning_details_tool_call": signatures_go_back,
+    "snowflake_cortex_usage_then_done_no_finish": done_is_complete,
+    "openai_done_without_finish_reason": lambda body, fake, events: None,
+}
 
 
 def check_follow_up(api: str, body: dict[str, Any], ids: list[str], message: ev.AssistantMessage) -> None:

@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.checkpoints.summary import files_lines
 from core.types import ToolCall
 from tui.format import (
     NEVER_RAN,
@@ -133,6 +134,8 @@ class ToolCallView(Widget, can_focus=True):
         if record.decision:
             ran = record.duration if record.finished and record.status not in NEVER_RAN else None
             parts.append(Text(f"  {approval_line(record.decision, record.automatic, record.waited, ran)}", style="italic"))
+        for line in files_lines(record.metadata.get("files_changed")):  # issue 26: what the call created, changed, deleted
+            parts.append(Text(f"  {line}", style="dim", no_wrap=True, overflow="ellipsis"))
         if record.metadata.get("unchanged_since") and not self.expanded:
             parts.append(Text("  unchanged: not resent", style="dim italic", no_wrap=True, overflow="ellipsis"))
         if record.status in NEVER_RAN and record.result and not self.expanded:
