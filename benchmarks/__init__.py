@@ -21,5 +21,6 @@ BENCHMARKS: tuple[str, ...] = (
     "cost",
     "sandbox",
     "findsandbox",
+    "compaction",
 )
 """Benchmark modules (``benchmarks.<name>``), in the order they run and are reported."""
