@@ -14,6 +14,7 @@ from textual.widgets import Button, Static
 
 from core.text import visible_text
 from core.types import ApprovalRequest, Decision
+from tui.diff_text import diff_text, looks_like_diff
 
 
 def describe_request(request: ApprovalRequest) -> str:
@@ -64,7 +65,8 @@ class ApprovalScreen(ModalScreen[Decision]):
             dialog.border_title = visible_text(request.title or f"Run {request.tool_call.name}?")
             yield Static(Text(f"The model wants to run {request.tool_call.name}. This is exactly what will run:"), id="approval-lead")
             with VerticalScroll(id="approval-detail-scroll"):
-                yield Static(Text(visible_text(describe_request(request))), id="approval-detail", markup=False)
+                detail = describe_request(request)  # a diff (editFile) in colour: issue 26
+                yield Static(diff_text(detail) if looks_like_diff(detail) else Text(visible_text(detail)), id="approval-detail", markup=False)
             if request.reason:
                 yield Static(Text(visible_text(f"Why you are asked: {request.reason}"), style="italic"), id="approval-reason")
             if request.session_key:  # here, not on the button: the three buttons fit 80 columns whatever the key
