@@ -137,7 +137,11 @@ class Checkpoints:
         try:
             result = await run()
         except asyncio.CancelledError:
-            await asyncio.shield(asyncio.to_thread(self._after, tool, label, before, paths, watched))
+            # what the call changed before Esc stopped it is still recorded, so it can be rewound
+            try:
+                await asyncio.shield(asyncio.to_thread(self._after, tool, label, before, paths, watched))
+            except CheckpointError as exc:
+                log.warning("no checkpoint after the interrupted %s: %s", tool, exc)
             raise
         try:
             record = await asyncio.to_thread(self._after, tool, label, before, paths, watched)

@@ -39,7 +39,9 @@ log = logging.getLogger(__name__)
 ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge\n"
 """$GIT_DIR/info/attributes beats every in-tree .gitattributes: bytes go in and out unchanged."""
 IDENTITY = (("user.name", "assistant-tui checkpoints"), ("user.email", "checkpoints@assistant-tui.invalid"))
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+DEFAULT_EXCLUDES = ("node_modules/", ".venv/", "venv/", "__pycache__/", ".tox/", ".nox/", ".mypy_cache/",
+                    ".pytest_cache/", ".ruff_cache/")
+"""Never copied, ignored or not: installed packages and caches (a command that changes them is told so)."""
 GIT_TIMEOUT = 600.0
 REGULAR, EXECUTABLE, SYMLINK, GITLINK = "100644", "100755", "120000", "160000"
 
@@ -154,7 +156,8 @@ class ShadowRepo:
 
     def _excludes(self) -> str:
         """The user's own ``.git/info/exclude`` plus the app's directories inside the project."""
-        lines = ["# written by assistant-tui: the project's .git/info/exclude and the app's own directories"]
+        lines = ["# written by assistant-tui: heavy directories, the project's .git/info/exclude, the app's own directories",
+                 *DEFAULT_EXCLUDES]
         user_exclude = self.root / ".git" / "info" / "exclude"
         with contextlib.suppress(OSError, UnicodeDecodeError):
             if user_exclude.is_file() and not user_exclude.is_symlink():
