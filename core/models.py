@@ -143,10 +143,10 @@ SOURCE_SERVER = "server"
 SOURCE_TABLE = "table"
 SOURCE_ASSUMED = "assumed"
 SOURCE_LABELS = {
-    SOURCE_SETTING: "the context_window setting",
-    SOURCE_SERVER: "the server",
-    SOURCE_TABLE: "the model table",
-    SOURCE_ASSUMED: "assumed (unknown model; set context_window)",
+    SOURCE_SETTING: "from the context_window setting",
+    SOURCE_SERVER: "reported by the server",
+    SOURCE_TABLE: "from the model table",
+    SOURCE_ASSUMED: "assumed: an unknown model; set context_window",
 }
 
 

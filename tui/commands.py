@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tui import rewinding, slash
+from tui import model_commands, rewinding, slash
 from tui.slash import CommandContext, CommandFn
 from tui.widgets.prompt import Completion
 
@@ -82,6 +82,8 @@ COMMANDS: tuple[Command, ...] = (
     _cmd("/new", "", "Start a new session", slash.reset, "sessions", "files", "chat", synonyms=('new conversation', 'fresh', 'start over')),
     _cmd("/export", "[path]", "Write the conversation as Markdown (default: the state directory)", slash.export, "sessions", synonyms=('save', 'transcript', 'markdown', 'download', 'conversation')),
     _cmd("/cost", "", "Tokens, cache hit rate and estimated cost, per turn and per model", slash.cost, "engine", "chat", synonyms=('tokens', 'usage', 'price', 'spend', 'money')),
+    _cmd("/compact", "[focus]", "Compact the conversation now: old tool results pruned, the older part summarized (f2 still shows all)", model_commands.compact, "engine", "chat", "conversation", "screens", synonyms=('summarize', 'shrink', 'context full', 'window')),
+    _cmd("/model", "[name]", "List the configured providers' models (window, price) or switch for the next turn", model_commands.model, "engine", "chat", "conversation", "screens", synonyms=('switch model', 'provider', 'llm', 'gpt', 'claude')),
     _cmd("/budget", "", "Give the session a fresh budget allowance after a budget stop", slash.budget, "engine", "chat", synonyms=('limit', 'allowance', 'spend')),
     _cmd("/mcp", "", "MCP servers: state, tools, last error; r restarts one", slash.mcp, "engine", "chat", "screens", synonyms=('servers', 'tools', 'plugins')),
     _cmd("/help", "", "List keys and commands", slash.help_, "keys", "commands", "chat", synonyms=('keys', 'shortcuts', 'keyboard', 'commands')),

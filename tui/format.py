@@ -71,7 +71,7 @@ def format_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M".replace(".0M", "M")
 
 
-CONTEXT_KEYS = ("estimated_tokens", "context_estimated_tokens", "context_window")
+CONTEXT_KEYS = ("estimated_tokens", "context_estimated_tokens", "context_window", "context_window_source")
 """The metrics keys of the context figure (:meth:`core.usage.ContextMeter.as_metrics`)."""
 CONTEXT_ESTIMATE_NOTE = "~ means partly estimated: the model's last reported input plus an estimate of what was added since"
 
@@ -81,11 +81,15 @@ def context_figure(metrics: dict[str, Any]) -> tuple[float, str]:
 
     Read from the handler's metrics (``estimated_tokens``, ``context_estimated_tokens``,
     ``context_window``: :class:`core.usage.ContextMeter`); ``~`` marks a figure that is partly an estimate.
+    Where the window came from follows it unless it is the model table's (``core.models``):
+    ``(server)`` a local server reported it, ``(setting)`` the user set it, ``(assumed)`` an unknown model.
     """
     tokens = int(metrics.get("estimated_tokens") or 0)
     window = int(metrics.get("context_window") or 0)
     approx = "~" if metrics.get("context_estimated_tokens") else ""
-    return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}" + (f"/{format_tokens(window)}" if window else "")
+    source = str(metrics.get("context_window_source") or "table")
+    where = f" ({source})" if window and source != "table" else ""
+    return (tokens / window if window else 0.0), f"{approx}{format_tokens(tokens)}" + (f"/{format_tokens(window)}{where}" if window else "")
 
 
 def pretty_args(parameters: dict[str, Any]) -> str:
