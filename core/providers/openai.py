@@ -298,8 +298,8 @@ class ReasoningAccumulator:
             for field, value in entry.items():
                 if field == key and isinstance(value, str):
                     open_entry[key] = (open_entry.get(key) or "") + value
-                elif value is not None:
-                    open_entry[field] = value
+                elif value not in (None, ""):
+                    open_entry[field] = value  # a signature arrives on a later fragment (Claude through OpenRouter)
         return shown
 
     def blocks(self) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from tests.fake_llm import FakeLLM, Raw, Reply
 STREAMS = Path(__file__).parent / "streams"
 TOOL_NAMES = (
     "get_weather", "get_current_weather", "read_file", "list_files", "write_file", "make_file",
-    "ask_internal_tool", "GetWeatherArgs", "get_stock_price",
+    "ask_internal_tool", "GetWeatherArgs", "get_stock_price", "weather", "add", "multiply",
 )
 
 
@@ -112,6 +112,35 @@ EXPECT: dict[str, Expect] = {
     "openrouter_gemini3_reasoning_details_tool_call": Expect(
         text="", calls=[("get_weather", {"location": "Paris"})], stop="tool_use", thinking="**Checking the weather**\n\nI should call the weather tool for Paris."
     ),
+    # -- issue 25: recorded from live services (charmbracelet/fantasy's cassettes); expectations read off the bytes
+    'anthropic_claude4_parallel_tools_recorded': Expect(text="I'll add and multiply the numbers 2 and 3 for you.", calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use'),
+    'anthropic_claude4_thinking_tool_call_recorded': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use', thinking='The user is asking for weather information for Florence, Italy. I have access to a weather function that takes a location parameter. The user has provided the location as "Florence, Italy" which is specific enough for the weather function. I have all the required parameters to make the function call.'),
+    'anthropic_web_search_server_tool_recorded': Expect(text="Based on the search results, the current population of Tokyo depends on which definition is used:\n\n**Greater Tokyo Metropolitan Area**: Tokyo's 2026 population is now estimated at 36,953,600 according to World Population Review. The United Nations also estimates the total population at 36,954,512 for the Greater Tokyo Area as of 2026.\n\n**Tokyo Metropolis (Prefecture)**: As of 2025, the total population of Tokyo is 14,195,730 according to Wikipedia.\n\n**Tokyo City Proper (23 Special Wards)**: The population figures vary, with some sources citing around 9,262,046 for the 23 wards that make up the historic city of Tokyo.\n\nThe different population figures reflect different geographic definitions:\n- These estimates represent the Urban agglomeration of Tokyo, which typically includes Tokyo's population in addition to adjacent suburban areas\n- The greater Tokyo metropolitan area, which is spread over 3 prefectures, is much larger and has a population that is estimated to be over 36 million\n\n**Sources**: World Population Review, United Nations World Urbanization Prospects, and Wikipedia Demographics of Tokyo page."),
+    'avian_kimi_thinking': Expect(text='   ', calls=[('weather', {'location': 'Florence'})], stop='tool_use', thinking='I need to get the weather information for Florence, Italy. I\'ll call the weather function with "Florence" as the location parameter. '),
+    'avian_kimi_tool_call': Expect(text='  ', calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use', thinking='The user is asking for the weather in Florence, Italy. I have a weather function available that can get weather information for a location. I need to call this function with "Florence,Italy" (or just "Florence" since Italy is implied) as the location parameter.\n\nLet me call the weather function with the location "Florence,Italy". '),
+    'azure_openai_gpt5_mini_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use'),
+    'azure_openai_o4_mini_text': Expect(text='Oi!'),
+    'groq_kimi_k2_parallel_tools': Expect(text="I'll perform both addition and multiplication on the numbers 2 and 3 for you.", calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use'),
+    'huggingface_kimi_k2_parallel_tools': Expect(text="I'll add and multiply the numbers 2 and 3 for you.", calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use'),
+    'huggingface_kimi_k2_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use'),
+    'llamacpp_gpt_oss_thinking': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use', thinking='We need to call function \'weather\' with location "Florence, Italy".'),
+    'llamacpp_gpt_oss_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use', thinking='User wants weather in Florence, Italy. We can use the weather function.'),
+    'openai_gpt5_parallel_tools_recorded': Expect(text='', calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use'),
+    'openrouter_claude_parallel_tools': Expect(text='', calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use'),
+    'openrouter_claude_thinking_reasoning_details': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use', thinking='The user is asking for weather information in Florence, Italy. I have access to a weather function that takes a location parameter. I should call the weather function with "Florence, Italy" or "Florence" as the location.\n\nLet me call the weather function with the location being Florence, Italy (or I could try just "Florence" - but "Florence, Italy" would be more specific and accurate).'),
+    'openrouter_gemini_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use'),
+    'openrouter_glm_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use', thinking='The user wants to know the weather in Florence, Italy. Let me call the weather function.'),
+    'openrouter_grok_parallel_tools': Expect(text='', calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use', thinking='The user says: "Add and multiply the number 2 and 3". I am a helpful assistant and must always use both add and multiply at the same time. I have tools for add and multiply.\n'),
+    'openrouter_kimi_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use', thinking=' The user is asking for the weather in Florence, Italy. I have a `weather` function that takes a `location` parameter which is the city name. I should call this function with "Florence" or "Florence,Italy" as the location. Let me use the location provided by the user.'),
+    'vercel_gateway_claude_thinking_signature': Expect(text='', calls=[('weather', {'location': 'Florence, Italy'})], stop='tool_use', thinking='The user is asking for weather information for Florence, Italy. I have access to a weather function that takes a location parameter. The user has provided a specific location: "Florence, Italy". I have all the required parameters to make this function call.'),
+    'vercel_gateway_claude_tool_call': Expect(text="I'll get the current weather information for Florence, Italy for you.", calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use'),
+    'vercel_gateway_gemini3_parallel_tools': Expect(text='', calls=[('add', {'a': 2, 'b': 3}), ('multiply', {'a': 2, 'b': 3})], stop='tool_use'),
+    'vercel_gateway_gpt5_text': Expect(text='Olá!'),
+    'vertex_claude_3_7_tool_call': Expect(text="I'll help you check the weather in Florence, Italy. Let me get that information for you right away.", calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use'),
+    'xai_grok_code_fast_tool_call': Expect(text='', calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use', thinking='The user asked for the weather in Florence, Italy. I have a tool for that: the weather function, which takes a location.\n'),
+    'zai_glm_4_7_thinking': Expect(text="I'll check the weather in Florence, Italy for you.", calls=[('weather', {'location': 'Florence'})], stop='tool_use', thinking='The user is asking about the weather in Florence, Italy. I have a weather function available that can get weather information for a location. The required parameter is "location" which should be a city name. The user specified "Florence, Italy" so I should use "Florence" as the location parameter.'),
+    'zai_glm_4_7_tool_call': Expect(text="I'll get the current weather information for Florence, Italy for you.", calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use', thinking='The user is asking for the weather in Florence, Italy. I have access to a weather function that can get weather information for a location. The function requires a "location" parameter, which should be a city. The user has specified "Florence,Italy" as the location, so I should use that exact value.'),
+
 }
 
 
@@ -178,6 +207,8 @@ async def test_replayed_stream(name: str, fake_llm: FakeLLM, tmp_path: Path) -> 
     assert len(not_run) == expect.not_run
     if first.tool_calls:
         check_follow_up(api, fake_llm.requests[-1].body, [c.id for c in first.tool_calls], first)
+        if api == "openai":
+            details_go_back(body, fake_llm.requests[-1].body)
     if name in FOLLOW_UPS:
         FOLLOW_UPS[name](body, fake_llm, events)
     if name == "stream_options_rejected":
@@ -223,6 +254,23 @@ def done_is_complete(body: bytes, fake_llm: FakeLLM, events: list[ev.Event]) -> 
     message = next(e for e in events if isinstance(e, ev.AssistantMessage))
     assert not message.interrupted and message.usage.get("reported", True) is not False
     assert (message.usage["input_tokens"], message.usage["output_tokens"]) == (21, 9)
+
+
+def details_go_back(body: bytes, sent: dict[str, Any]) -> None:
+    """Every reasoning_details entry the wire carried goes back: encrypted ones verbatim, signatures kept, text joined by index."""
+    received = [d for c in wire_chunks(body) for ch in c.get("choices") or [] for d in (ch.get("delta") or {}).get("reasoning_details") or []]
+    if not received:
+        return
+    assistant = [m for m in sent["messages"] if m["role"] == "assistant"][-1]
+    back = assistant.get("reasoning_details") or []
+    for entry in received:
+        if entry["type"] == "reasoning.encrypted":
+            assert entry in back, "an encrypted entry goes back verbatim"
+        if entry.get("signature"):
+            assert any(b.get("signature") == entry["signature"] for b in back), "a signature goes back"
+    for index in {d.get("index") for d in received if d["type"] == "reasoning.text"}:
+        text = "".join(d.get("text") or "" for d in received if d["type"] == "reasoning.text" and d.get("index") == index)
+        assert [b.get("text") or "" for b in back if b["type"] == "reasoning.text" and b.get("index") == index] == [text]
 
 
 FOLLOW_UPS = {
