@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from core.checkpoints.log import CheckpointLog
 from core.checkpoints.shadow import CheckpointError, ShadowRepo
-from core.checkpoints.summary import describe, numstat, summarise
+from core.checkpoints.summary import describe, summarise
 from core.checkpoints.watch import ignored_signature
 from core.turns import current_turn
 from core.types import TaskResult
@@ -107,10 +107,10 @@ class Checkpoints:
     def record(self, tool: str, label: str, before: str, after: str, ignored: Sequence[str] = (), *,
                turn: int | None = None) -> dict[str, Any] | None:
         """Write the checkpoint record of a call that went from ``before`` to ``after``; None when nothing changed."""
-        changes = self.repo.changes(before, after)
+        changes, counts = self.repo.diff(before, after)
         if not changes and not ignored:
             return None
-        files = summarise(changes, numstat(self.repo, before, after), ignored)
+        files = summarise(changes, counts, ignored)
         with self._lock:
             log_ = self.sync()
             fields = {

@@ -198,22 +198,35 @@ class ShadowRepo:
     # -- reading -----------------------------------------------------------------------
     def changes(self, before: str, after: str) -> list[Change]:
         """Every path that differs between two trees (no rename detection: a move is a delete and a create)."""
+        return self.diff(before, after)[0]
+
+    def diff(self, before: str, after: str) -> tuple[list[Change], dict[str, tuple[int, int]]]:
+        """The changed paths and their lines added and removed (binary: 0), in one ``git diff-tree``."""
         if before == after:
-            return []
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--raw", before, after)
+            return [], {}
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--raw", "--numstat", before, after)
         fields = out.split(b"\0")
         found: list[Change] = []
-        for head, name in zip(fields[0::2], fields[1::2]):
-            if not head.startswith(b":"):
+        counts: dict[str, tuple[int, int]] = {}
+        index = 0
+        while index < len(fields):
+            head = fields[index]
+            if head.startswith(b":") and index + 1 < len(fields):
+                old_mode, new_mode, old_sha, new_sha, _status = head[1:].decode().split()
+                path = os.fsdecode(fields[index + 1])
+                index += 2
+                if GITLINK in (old_mode, new_mode):
+                    continue  # a nested repository: not covered
+                old = None if old_mode == "000000" else Entry(old_mode, old_sha)
+                new = None if new_mode == "000000" else Entry(new_mode, new_sha)
+                found.append(Change(path, old, new))
                 continue
-            old_mode, new_mode, old_sha, new_sha, _status = head[1:].decode().split()
-            path = os.fsdecode(name)
-            old = None if old_mode == "000000" else Entry(old_mode, old_sha)
-            new = None if new_mode == "000000" else Entry(new_mode, new_sha)
-            if GITLINK in (old_mode, new_mode):
-                continue  # a nested repository: not covered
-            found.append(Change(path, old, new))
-        return found
+            parts = head.split(b"\t", 2)
+            if len(parts) == 3:
+                added, removed, path_bytes = parts
+                counts[os.fsdecode(path_bytes)] = (int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0)
+            index += 1
+        return found, counts
 
     def read_blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
         """The contents of blobs by id (one ``git cat-file --batch``)."""

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Iterable, Mapping
 
-from core.checkpoints.shadow import Change, ShadowRepo
+from core.checkpoints.shadow import Change
 
 MAX_ITEMS = 200
 """Paths kept in a record's summary (the counts cover all of them)."""
 MAX_SHOWN = 8
 """Paths named in the line under a call."""
-
-
-def numstat(repo: ShadowRepo, before: str, after: str) -> dict[str, tuple[int, int]]:
-    """Lines added and removed per path between two trees (binary files count 0)."""
-    out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--numstat", before, after)
-    counts: dict[str, tuple[int, int]] = {}
-    for item in out.split(b"\0"):
-        parts = item.split(b"\t", 2)
-        if len(parts) != 3:
-            continue
-        added, removed, path = parts
-        counts[os.fsdecode(path)] = (int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0)
-    return counts
 
 
 def summarise(changes: Iterable[Change], counts: Mapping[str, tuple[int, int]], ignored: Iterable[str] = ()) -> dict[str, Any]:
