@@ -246,15 +246,6 @@ class ShadowRepo:
             offset = end + 1 + size + 1
         return blobs
 
-    def size_bytes(self) -> int:
-        """The shadow repository's size on disk."""
-        total = 0
-        for folder, _dirs, files in os.walk(self.git_dir):
-            for name in files:
-                with contextlib.suppress(OSError):
-                    total += os.lstat(os.path.join(folder, name)).st_size
-        return total
-
 
 def disk_entry(path: Path) -> Entry | None:
     """What ``path`` holds now, as git would store it (None: missing, or a directory)."""

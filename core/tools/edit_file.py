@@ -182,17 +182,6 @@ def edit_file(params: dict[str, Any], project_root: Path) -> TaskResult:
                      lines_added=edit.added, lines_removed=edit.removed)
 
 
-def describe_edit(params: dict[str, Any], project_root: Path) -> str:
-    """What the approval shows: the diff (or why the edit cannot apply)."""
-    try:
-        edit = plan_edit(params, project_root)
-    except EditRefused as exc:
-        return f"{params.get('path')}: this edit will be refused: {exc}"
-    except OSError as exc:
-        return f"{params.get('path')}: {exc}"
-    return f"{edit.summary}\n\n{edit.diff}"
-
-
 def edit_key(params: dict[str, Any], project_root: Path) -> str:
     """Under which key "always for this session" is remembered: the file."""
     raw = params.get("path")
@@ -305,7 +294,10 @@ def register_edit_file(handler: Any) -> bool:
     root = Path(handler.project_root)
 
     async def policy(params: dict[str, Any]) -> Verdict:
-        if handler.config.approval_mode == "allow" or "editFile" in handler.session_allowed:
+        approvals = getattr(handler, "approvals", None)
+        allowed = getattr(approvals, "allowed", None) if approvals is not None else None
+        allowed = allowed if allowed is not None else getattr(handler, "session_allowed", ())
+        if handler.config.approval_mode == "allow" or "editFile" in allowed:
             return Verdict("allow")
         try:
             edit = await asyncio.to_thread(plan_edit, params, root)
