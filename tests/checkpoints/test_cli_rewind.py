@@ -33,3 +33,18 @@ def test_a_command_turn_is_rewound_byte_for_byte(fake_llm, project: Path, sandbo
     assert tree_state(project) == original
     assert git_dir_hash(project) == git_before
 
+
+
+def test_a_run_tests_turn_is_rewound(fake_llm, project: Path, sandbox, monkeypatch) -> None:
+    """runTests (the project's test command, here one that writes a report and a cache) is covered like runCommand."""
+    original = tree_state(project)
+    monkeypatch.setenv("ASSISTANT_TUI_TEST_COMMAND", "sh -c 'echo ok > report.txt; mkdir -p .pytest_cache; echo 1 > .pytest_cache/x'")
+    fake_llm.script(Reply(tools=[Tool("runTests", {})]), Reply(text="Tests ran."))
+    out = run_cli(["-p", "run the tests", "--output-format", "jsonl", "--sandbox-auto"], project)
+    assert out.returncode == 0, out.stderr
+    finished = next(json.loads(line) for line in out.stdout.splitlines() if '"tool_call_finished"' in line)
+    assert finished["metadata"]["files_changed"]["items"] == [["report.txt", "created", 1, 0]], finished["result"]
+    done = run_cli(["rewind", "1", "--yes"], project)
+    assert done.returncode == 0, done.stderr
+    assert not (project / "report.txt").exists()
+    assert {k: v for k, v in tree_state(project).items() if not k.startswith(".pytest_cache")} == original

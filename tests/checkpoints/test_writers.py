@@ -118,3 +118,25 @@ async def test_conversation_rewind_is_what_continue_resumes(fake_llm, project: P
     undo = run_cli(["rewind", "r1", "--yes"], project)  # the rewind was a checkpoint: undo its files
     assert undo.returncode == 0, undo.stderr
     assert "a + b + 1" in (project / "calc.py").read_text()
+
+
+async def test_interactive_aider_turn_is_rewound(fake_llm, project: Path) -> None:
+    """The terminal hand-over (``run_interactive``) stands for the user's aider session: it edits and deletes."""
+    original = tree_state(project)
+
+    async def session_in_terminal(run: Any) -> dict:
+        (project / "calc.py").write_text("# rewritten in aider\n")
+        (project / "keep.txt").unlink()
+        return {"status": "success", "content": "aider exited", "metadata": {"edited_files": ["calc.py"]}}
+
+    fake_llm.script(Reply(tools=[Tool("aiderInteractive", {"query": "refactor", "file_context": ["calc.py"]})]),
+                    Reply(text="Back."))
+    application = Application(settings_for(fake_llm, project), run_interactive=session_in_terminal)
+    application.session_state.start()
+    events = await run_turn(application, "refactor with me")
+    files = finished(events)[0].metadata["files_changed"]
+    assert (files["changed"], files["deleted"]) == (1, 1)
+    await application.aclose()
+    out = run_cli(["rewind", "1", "--yes"], project)
+    assert out.returncode == 0, out.stderr
+    assert tree_state(project) == original
