@@ -59,7 +59,7 @@ _ERROR_WORDS: tuple[tuple[ErrorKind, tuple[str, ...]], ...] = (
     ("rate_limit", ("rate_limit", "rate limit", "too many requests", "quota", "throttl")),
     ("context_limit", (
         "context_length", "context length", "context window", "prompt is too long", "too many tokens", "maximum context",
-        "exceeds the limit", "token limit", "input is too long", "exceed_context",
+        "exceeds the limit", "token limit", "input is too long", "exceed_context", "maximum model length", "max_model_len",
     )),
     ("content_filter", ("content_filter", "content filter", "content management", "content_policy", "safety", "guardrail")),
     ("auth", ("authentication", "permission", "api key", "unauthorized")),

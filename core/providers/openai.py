@@ -193,7 +193,12 @@ class OpenAICompatibleProvider(SDKProvider):
                             yield ThinkingDelta(text=piece)
                         refusal = getattr(delta, "refusal", None)
                         refused = refused or bool(isinstance(refusal, str) and refusal)
-                        for piece in (getattr(delta, "content", None), refusal):
+                        content = getattr(delta, "content", None)
+                        if isinstance(content, list):  # Mistral's magistral: content chunks, thinking among them
+                            for piece in reasoning.add_chunks(content):
+                                yield ThinkingDelta(text=piece)
+                            content = "".join(c.get("text") or "" for c in content if isinstance(c, dict) and c.get("type") == "text")
+                        for piece in (content, refusal):
                             if isinstance(piece, str) and piece:
                                 text.append(piece)
                                 yield TextDelta(text=piece)
@@ -302,6 +307,23 @@ class ReasoningAccumulator:
                     open_entry[field] = value  # a signature arrives on a later fragment (Claude through OpenRouter)
         return shown
 
+    def add_chunks(self, content: list[Any]) -> list[str]:
+        """The thinking of a content list (Mistral: ``{"type": "thinking", "thinking": [{"type": "text", "text"}]}``).
+
+        SOURCE: docs.mistral.ai/capabilities/reasoning (magistral streams its thinking as content chunks).
+        """
+        shown: list[str] = []
+        for chunk in content:
+            if isinstance(chunk, dict) and chunk.get("type") == "thinking":
+                parts = chunk.get("thinking")
+                for part in parts if isinstance(parts, list) else [{"text": parts}]:
+                    piece = part.get("text") if isinstance(part, dict) else None
+                    if isinstance(piece, str) and piece:
+                        self.field = self.field or "content"  # not a field: never sent back as one
+                        self.text.append(piece)
+                        shown.append(piece)
+        return shown
+
     def blocks(self) -> list[dict[str, Any]]:
         """The reasoning blocks to keep in history (``core.events.ResponseComplete.thinking``)."""
         blocks: list[dict[str, Any]] = []
@@ -328,7 +350,7 @@ def give_back(wire: dict[str, Any], kept: Sequence[dict[str, Any]], *, current_t
     if not current_turn:
         return
     for block in kept:
-        if block.get("type") == "reasoning" and block.get("text"):
+        if block.get("type") == "reasoning" and block.get("text") and block.get("field") != "content":
             wire[block.get("field") or "reasoning_content"] = block["text"]
         elif block.get("type") == "reasoning_details" and block.get("details"):
             wire["reasoning_details"] = [dict(entry) for entry in block["details"]]

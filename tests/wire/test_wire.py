@@ -141,8 +141,37 @@ EXPECT: dict[str, Expect] = {
     'zai_glm_4_7_thinking': Expect(text="I'll check the weather in Florence, Italy for you.", calls=[('weather', {'location': 'Florence'})], stop='tool_use', thinking='The user is asking about the weather in Florence, Italy. I have a weather function available that can get weather information for a location. The required parameter is "location" which should be a city name. The user specified "Florence, Italy" so I should use "Florence" as the location parameter.'),
     'zai_glm_4_7_tool_call': Expect(text="I'll get the current weather information for Florence, Italy for you.", calls=[('weather', {'location': 'Florence,Italy'})], stop='tool_use', thinking='The user is asking for the weather in Florence, Italy. I have access to a weather function that can get weather information for a location. The function requires a "location" parameter, which should be a city. The user has specified "Florence,Italy" as the location, so I should use that exact value.'),
 
+    # -- issue 25: reconstructed from each service's documentation (the SOURCE line says so)
+    "mistral_magistral_thinking_chunks": Expect(text="2 + 2 = 4.", thinking="The user wants 2+2. That is 4."),
+    "ollama_thinking_reasoning_field": Expect(text="Hello! How can I help?", thinking="Okay, the user greets me."),
+    "gemini_openai_compat_thought_signature": Expect(text="", calls=[("get_weather", {"location": "Paris"})], stop="tool_use"),
+    "vllm_hermes_tool_parser": Expect(text="", calls=[("get_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})], stop="tool_use"),
+    "vllm_mistral_tool_parser": Expect(text="", calls=[("get_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})], stop="tool_use"),
+    "vllm_llama3_json_tool_parser": Expect(text="", calls=[("get_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})], stop="tool_use"),
+    "cerebras_usage_time_info": Expect(text="Hi there!", thinking="Simple greeting."),
+    "fireworks_tool_call_usage_on_finish": Expect(text="", calls=[("get_weather", {"city": "Lisbon"})], stop="tool_use"),
+    "sambanova_usage_with_timings": Expect(text="Paris is the capital of France."),
+    "litellm_proxy_anthropic_model": Expect(text="Sure, here it is."),
+    "lmstudio_reasoning_content": Expect(text="There are 3 r's in strawberry.", thinking="Count the letters."),
+    "bedrock_access_gateway_tool_call": Expect(text="Let me check.", calls=[("get_weather", {"city": "Seattle"})], stop="tool_use"),
+    # -- mid-stream errors: the provider's words and kind; retried only where it can help
+    "groq_tool_use_failed_mid_stream": Expect(text="recovered", retried=True),
+    "litellm_rate_limit_mid_stream": Expect(text="recovered", retried=True),
+    "openrouter_token_limit_mid_stream": Expect(failed=("llm_error", "context_limit")),
+    "openrouter_finish_reason_error_mid_stream": Expect(failed=("llm_error", "server")),
+    "vllm_error_object_mid_stream": Expect(failed=("llm_error", "context_limit")),
+    "xai_usage_every_chunk_cut": Expect(failed=("incomplete_response", "incomplete")),
 }
 
+SHOWN: dict[str, tuple[str, ...]] = {
+    # What the user reads (the failure, or the retry warning) keeps the provider's own words and its name for the error.
+    "groq_tool_use_failed_mid_stream": ("tool_use_failed", "Failed to call a function"),
+    "litellm_rate_limit_mid_stream": ("rate-limiting", "litellm.RateLimitError"),
+    "openrouter_token_limit_mid_stream": ("token limit", "maximum context length is 131072 tokens"),
+    "openrouter_finish_reason_error_mid_stream": ("server_error", "Provider disconnected unexpectedly", "14 characters"),
+    "vllm_error_object_mid_stream": ("BadRequestError", "maximum model length of 40960"),
+    "anthropic_error_event_mid_stream": ("overloaded_error", "Overloaded"),
+}
 
 def load(name: str) -> tuple[dict[str, str], bytes]:
     """The header fields and the exact body bytes of ``streams/NAME.sse``."""
@@ -189,11 +218,18 @@ async def test_replayed_stream(name: str, fake_llm: FakeLLM, tmp_path: Path) -> 
     assert bool(retries) == expect.retried, [w.message for w in retries]
     thinking = "".join(e.text for e in events if isinstance(e, ev.ThinkingDelta))
     assert thinking == expect.thinking
+    shown = " ".join([w.message for w in retries] + [e.message for e in events if isinstance(e, ev.TurnFailed)])
+    for words in SHOWN.get(name, ()):
+        assert words in shown, (words, shown)
     if expect.failed:
         failed = events[-1]
         assert isinstance(failed, ev.TurnFailed), kinds
         assert (failed.reason, failed.result["metadata"].get("error_kind")) == expect.failed, failed.message
         assert "\n" not in failed.message and failed.message.strip()
+        answered = any(isinstance(e, ev.AssistantMessage) for e in events)
+        assert failed.result["metadata"].get("retracted") is not answered, "nothing answered: the query goes back to the prompt"
+        if name in FOLLOW_UPS:
+            FOLLOW_UPS[name](body, fake_llm, events)
         assert_history_valid(handler.conversation_history)
         return
     first = next(e for e in events if isinstance(e, ev.AssistantMessage))
@@ -273,7 +309,24 @@ def details_go_back(body: bytes, sent: dict[str, Any]) -> None:
         assert [b.get("text") or "" for b in back if b["type"] == "reasoning.text" and b.get("index") == index] == [text]
 
 
+def extra_content_goes_back(body: bytes, fake_llm: FakeLLM, events: list[ev.Event]) -> None:
+    """Gemini's OpenAI-compatible endpoint: the call's extra_content (its thought signature) goes back on that call."""
+    received = [t for c in wire_chunks(body) for ch in c["choices"] for t in ch["delta"].get("tool_calls") or []]
+    assistant = [m for m in fake_llm.requests[-1].body["messages"] if m["role"] == "assistant"][-1]
+    assert [c.get("extra_content") for c in assistant["tool_calls"]] == [t["extra_content"] for t in received]
+
+
+def cut_counts_the_usage_reported(body: bytes, fake_llm: FakeLLM, events: list[ev.Event]) -> None:
+    """A stream that just stops after usage chunks: the partial answer is booked with the last usage reported, as a lower bound."""
+    message = next(e for e in events if isinstance(e, ev.AssistantMessage))
+    assert message.interrupted and message.stop_reason == "incomplete"
+    usage = message.usage
+    assert (usage["input_tokens"], usage["output_tokens"], usage["reported"]) == (38, 8, False)
+
+
 FOLLOW_UPS = {
+    "gemini_openai_compat_thought_signature": extra_content_goes_back,
+    "xai_usage_every_chunk_cut": cut_counts_the_usage_reported,
     "anthropic_pause_turn_web_search": paused_turn_continues,
     "openrouter_gemini3_reasoning_details_tool_call": signatures_go_back,
     "snowflake_cortex_usage_then_done_no_finish": done_is_complete,
