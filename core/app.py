@@ -34,6 +34,13 @@ class Application:
             None runs it in this terminal).
     """
 
+    memory_system_class: type | None = None
+    """The MemorySystem built (None: the engine's; :class:`core.compat.Application` builds the SPEC's)."""
+    task_system_class: type | None = None
+    """The TaskSystem built (None: the engine's)."""
+    handler_class: type[PassthroughHandler] = PassthroughHandler
+    """The handler built."""
+
     def __init__(
         self,
         settings: Settings,
@@ -52,10 +59,10 @@ class Application:
         self.settings = settings
         self.project_root = Path(settings.project_root).resolve()
         self.provider = provider or create_provider(settings)
-        self.memory_system = MemorySystem(self.project_root, provider=self.provider)
+        self.memory_system = (self.memory_system_class or MemorySystem)(self.project_root, provider=self.provider)
         self.bridge = AiderBridge(settings, interactive_runner=run_interactive)  # the one route to the terminal
-        self.task_system = TaskSystem(self.bridge)
-        self.handler = PassthroughHandler(self.task_system, self.memory_system, self.provider, settings)
+        self.task_system = (self.task_system_class or TaskSystem)(self.bridge)
+        self.handler = self.handler_class(self.task_system, self.memory_system, self.provider, settings)
         from core.sandbox import Preflight
         from core.tools.commands import CommandTools
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from core import events as ev
-from core.app import Application
+from core.compat import Application  # the SPEC's: its handler has handle_query
 from core.config import Settings
 from tests.aider.conftest import git_repo, whole_file_edit  # noqa: F401 - the git_repo fixture
 from tests.fake_llm import Reply, Request, Tool

@@ -1,7 +1,7 @@
 """``determine_relevant_files`` (SPEC.md section 5): asking the model which files matter.
 
 The app ranks files lexically (:meth:`core.memory.system.MemorySystem.get_relevant_context_for`);
-this is the SPEC's model-chosen alternative, mixed into MemorySystem. The model is asked for a JSON array of ``{"path",
+this is the SPEC's model-chosen alternative, added by :class:`core.compat.MemorySystem`. The model is asked for a JSON array of ``{"path",
 "relevance"}``. Only paths that exist in the offered metadata are accepted. If
 the JSON cannot be parsed, known paths mentioned in the text are taken; if
 there are none, the caller falls back to a small default selection.
@@ -140,7 +140,7 @@ def mentioned_paths(text: str, known: Iterable[str]) -> list[tuple[str, float]]:
 
 
 class MemorySpecApi:
-    """Mixed into MemorySystem; relies on its ``provider`` (a ProviderAdapter, or None)."""
+    """Added to the engine's MemorySystem by :class:`core.compat.MemorySystem`; relies on its ``provider`` (a ProviderAdapter, or None)."""
 
     provider: Any
 

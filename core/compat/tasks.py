@@ -17,7 +17,7 @@ def _failure(content: str, **metadata: Any) -> TaskResult:
 
 
 class TaskSystemSpecApi:
-    """Mixed into TaskSystem; relies on its ``programmatic_executors``."""
+    """Added to the engine's TaskSystem by :class:`core.compat.TaskSystem`; relies on its ``programmatic_executors``."""
 
     programmatic_executors: dict[str, Any]
     find_template: Callable[..., Any]

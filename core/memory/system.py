@@ -8,8 +8,8 @@
 - :meth:`MemorySystem.weighted_query` serves the aider tools (SPEC.md
   section 7, Phase 3): the instruction weighs most, recent conversation less,
   and files named in the conversation are found.
-- ``determine_relevant_files`` (SPEC.md section 5, from :mod:`core.compat.selection`)
-  asks the model instead.
+- ``determine_relevant_files`` (SPEC.md section 5) asks the model instead: the SPEC's
+  :class:`core.compat.MemorySystem` adds it on top of this one.
 - :meth:`MemorySystem.search_files` is the picker's fuzzy search.
 """
 
@@ -25,7 +25,6 @@ from core.memory.fuzzy import FuzzyMatcher, Match
 from core.memory.index import FileIndex
 from core.memory.policy import FilePolicy
 from core.memory.relevance import Lexicon
-from core.compat.selection import MemorySpecApi
 from core.memory.types import AssociativeMatchResult, ContextGenerationInput
 from core.types import Message
 
@@ -42,13 +41,13 @@ RECENT_MESSAGES = 6
 _SYMBOL_LANGUAGES = frozenset({"python", "javascript", "typescript", "go", "rust"})
 
 
-class MemorySystem(MemorySpecApi):
+class MemorySystem:
     """The project's file index and relevance matching.
 
     Args:
         project_root: The project directory.
-        provider: A ProviderAdapter used by :meth:`determine_relevant_files`;
-            without one that method falls back to lexical ranking.
+        provider: A ProviderAdapter, for the SPEC's ``determine_relevant_files``
+            (:class:`core.compat.MemorySystem`); without one it ranks lexically.
         pinned: Absolute or relative paths the user picked into context; they
             head every relevance result. Also settable as ``pinned``.
     """

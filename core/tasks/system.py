@@ -2,7 +2,9 @@
 
 Programmatic executors (aider) are checked first; templates without one would go to
 a model-based path, which is not built yet and says so. Executor results that are
-not TaskResults are wrapped; executor exceptions become task failures.
+not TaskResults are wrapped; executor exceptions become task failures. The SPEC's
+``PROGRAMMATIC_EXECUTORS``, ``execute_subtask`` and ``follow_continuation`` are added on
+top by :class:`core.compat.TaskSystem`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import logging
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 from core.callables import call_sync_or_async
-from core.compat.tasks import TaskSystemSpecApi
 from core.tasks.templates import BUILTIN_TEMPLATES, TaskTemplate, missing_inputs
 from core.tools.aider_bridge import AiderBridge
 from core.types import TaskResult, TaskStatus
@@ -43,7 +44,7 @@ def wrap_result(value: Any) -> TaskResult:
     return {"status": TaskStatus.COMPLETE.value, "content": "" if value is None else str(value), "notes": {}}
 
 
-class TaskSystem(TaskSystemSpecApi):
+class TaskSystem:
     """Templates and structured task execution.
 
     Args:

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import pytest
 
 from core.config import Settings
-from core.handlers.passthrough import PassthroughHandler
+from core.compat import PassthroughHandler  # the engine's, with the SPEC's handle_query
 from core.providers.anthropic import ClaudeProvider
 from core.providers.openai import OpenAICompatibleProvider
 from tests.fake_llm import FakeLLM

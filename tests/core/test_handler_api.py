@@ -8,8 +8,7 @@ from typing import Any
 
 from core import events as ev
 from core.config import Settings
-from core.handlers.passthrough import PassthroughHandler
-from core.memory.system import MemorySystem
+from core.compat import MemorySystem, PassthroughHandler
 from core.providers.anthropic import ClaudeProvider
 from tests.fake_llm import Reply, Tool
 

@@ -8,8 +8,8 @@ from typing import Any, Sequence
 import pytest
 
 from core.memory.index import FileMetadata
+from core.compat import MemorySystem
 from core.compat.selection import mentioned_paths, parse_selection
-from core.memory.system import MemorySystem
 from core.providers.base import ProviderError
 
 KNOWN = ["src/auth.py", "src/billing/invoice.py", "README.md", "lib/util.py", "lib/io.py", "lib/db.py", "lib/net.py"]

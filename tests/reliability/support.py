@@ -216,7 +216,7 @@ def make_engine(kind: str, fake: FakeLLM, root: Path, *, transcript: bool = True
 
     With ``transcript`` the session is recorded as the app does, so leak checks cover the transcript.
     """
-    from core.handlers.passthrough import PassthroughHandler
+    from core.compat import PassthroughHandler  # the engine's, with the SPEC's handle_query
     from core.providers import create_provider
     from core.sessions import SessionRecorder, SessionStore
 

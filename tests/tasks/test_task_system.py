@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.config import Settings
-from core.tasks import TaskParam, TaskSystem, TaskTemplate, run_task_command
+from core.compat import TaskSystem
+from core.tasks import TaskParam, TaskTemplate, run_task_command
 from core.tools.aider_bridge import AiderBridge
 from core.types import TaskResult, is_error
 from tests.aider.conftest import CALC, git, whole_file_edit

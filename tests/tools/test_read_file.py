@@ -176,6 +176,19 @@ def test_is_secret_path(path: str, secret: bool) -> None:
     assert (reason is not None) == secret, reason
 
 
+async def _turn(app, query: str) -> str:
+    """Run one user turn through the app's handler (as the TUI does) and return its final text."""
+    import contextlib
+
+    from core import events as ev
+
+    async with contextlib.aclosing(app.handler.stream_query(query)) as events:
+        async for event in events:
+            if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
+                return event.result["content"]
+    return ""
+
+
 def _tool_result_texts(request) -> list[str]:
     """The tool results in the last user message of an Anthropic request, as the model receives them."""
     blocks = request.messages[-1]["content"]
@@ -212,7 +225,7 @@ class TestOneLimitThroughTheToolLoop:
             return Reply(text="read it all")
 
         fake_llm.responder = model
-        assert (await app.handler.handle_query("read data.txt"))["content"] == "read it all"
+        assert await _turn(app, "read data.txt") == "read it all"
         reads = [_tool_result_texts(r)[-1] for r in fake_llm.requests[1:]]
         assert len(reads) == 2, [r[-200:] for r in reads]
         first, rest = reads
@@ -233,7 +246,7 @@ class TestOneLimitThroughTheToolLoop:
                                    anthropic_api_key="sk-ant-test", project_root=root, mcp_enabled=False, max_retries=0,
                                    max_tool_result_chars=2_000))
         fake_llm.script(Reply(tools=[Tool("readFile", {"path": "data.txt", "start_line": 100})]), Reply(text="ok"))
-        await app.handler.handle_query("read")
+        await _turn(app, "read")
         [sent] = _tool_result_texts(fake_llm.requests[1])
         assert len(sent) <= 2_000 and sent.startswith("   100\tline 100\n")
         assert "[output truncated" not in sent and "continue with start_line=" in sent
