@@ -44,6 +44,10 @@ LIBRARY_HOOKS: dict[str, str] = {
     "set_session_mode": "acp Agent protocol (core/acp/agent.py)",
     "new_session": "acp Agent protocol (core/acp/agent.py)",
     "list_sessions": "acp Agent protocol (core/acp/agent.py)",
+    "resume_session": "acp Agent protocol (core/acp/agent.py)",
+    "fork_session": "acp Agent protocol (core/acp/agent.py)",
+    "close_session": "acp Agent protocol (core/acp/agent.py)",
+    "set_config_option": "acp Agent protocol (core/acp/agent.py)",
     "receive": "acp Transport protocol (core/acp/stdio.py)",
     # aider calls these on its InputOutput (our subclass in core/tools/aider_bridge.py).
     "rule": "aider InputOutput",

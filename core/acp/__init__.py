@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 log = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+"""Signals that end the agent in order: turns cancelled, transcripts closed, exit status 0."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,10 +90,20 @@ async def serve(overrides: dict[str, Any], in_fd: int, out_fd: int, application_
 
     transport = StdioTransport(in_fd, out_fd)
     await transport.open()
-    agent = AssistantAgent(overrides, application_factory=application_factory)
-    connection = AgentSideConnection(agent, transport, listening=False)
+    agent = AssistantAgent(overrides, application_factory=application_factory, transport=transport)
+    connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)  # session/resume, close, fork
+    listening = asyncio.ensure_future(connection.listen())
+    loop = asyncio.get_running_loop()
+    for number in STOP_SIGNALS:  # an editor quitting mid-turn: end like a closed connection, without a traceback
+        loop.add_signal_handler(number, listening.cancel)
     try:
-        await connection.listen()
+        await asyncio.wait({listening})
+        if listening.cancelled():
+            log.info("ACP agent stopping: asked to by a signal")
+        elif listening.exception() is not None:
+            raise listening.exception()  # type: ignore[misc]
     finally:
+        for number in STOP_SIGNALS:
+            loop.remove_signal_handler(number)
         await agent.close()
         await asyncio.shield(connection.close())

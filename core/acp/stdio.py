@@ -56,6 +56,8 @@ class StdioTransport:
         self._writer: asyncio.StreamWriter | None = None
         self._lock = asyncio.Lock()
         self._closed = False
+        self._outgoing: dict[Any, tuple[str, str]] = {}
+        """Our requests still unanswered: id -> (method, session id)."""
 
     async def open(self) -> None:
         """Connect the descriptors to the running loop (a thread reads regular files)."""
@@ -72,8 +74,15 @@ class StdioTransport:
         else:
             self._writer = None  # written with os.write in a thread
 
+    def pending_requests(self, method: str, session_id: str) -> list[Any]:
+        """The ids of our unanswered ``method`` requests about ``session_id`` (to withdraw them)."""
+        return [request_id for request_id, sent in self._outgoing.items() if sent == (method, session_id)]
+
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message as a JSON line."""
+        if "method" in message and "id" in message:
+            params = message.get("params")
+            self._outgoing[message["id"]] = (message["method"], str(params.get("sessionId", "")) if isinstance(params, dict) else "")
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         async with self._lock:
             if self._closed:
@@ -111,6 +120,8 @@ class StdioTransport:
                     continue  # a broken notification gets no answer (JSON-RPC 2.0, section 4.1)
                 await self._reply_error(request_id, INVALID_REQUEST, f"Invalid request: {problem}")
                 continue
+            if "method" not in message:
+                self._outgoing.pop(message.get("id"), None)
             return message
 
     async def close(self) -> None:

@@ -30,7 +30,8 @@ from acp.schema import ToolCallLocation, ToolCallUpdate, ToolKind
 from core import events as ev
 from core import narration
 from core.acp.diffs import file_changes
-from core.plan import parse_plan
+from core.acp.replay import note_updates, shown_query
+from core.plan import split_plan
 from core.sessions.replay import Interrupted, Note, Replayed, replay
 from core.types import ToolCall, ToolStatus
 
@@ -79,7 +80,7 @@ def tool_title(call: ToolCall) -> str:
     if call.name.startswith("mcp__") and call.name.count("__") >= 2:
         _, server, tool = call.name.split("__", 2)
         return f"{server}: {tool}"
-    return call.name
+    return narration.tool_line(call, 120)  # as the chat's line reads
 
 
 def start_locations(call: ToolCall, project_root: Path) -> list[ToolCallLocation]:
@@ -160,6 +161,8 @@ class TurnMapper:
         """Loading a saved session: the user's messages and the turns' errors are told as updates (live, the
         client sent the prompt and gets the error as the prompt's answer), each call once in its final state."""
         self.open_calls: dict[str, ToolCall] = {}
+        self.running: set[str] = set()
+        """Calls reported ``in_progress``: never reported ``pending`` again."""
         self.output: dict[str, str] = {}
         self.last_stop_reason = ""
         self.plan_steps: list[str] = []
@@ -171,9 +174,9 @@ class TurnMapper:
         """The updates for one event (often none)."""
         if isinstance(event, ev.TurnStarted):
             self._query = event.query
-            return [update_user_message_text(event.query)] if self.replaying and event.query else []
+            return [update_user_message_text(shown_query(event.query))] if self.replaying and event.query else []
         if isinstance(event, Note):
-            return [update_user_message_text(event.text)] if event.text else []
+            return note_updates(event.text)
         if isinstance(event, ev.TextDelta):
             self._streamed = self._streamed or bool(event.text)
             return [update_agent_message_text(event.text)] if event.text else []
@@ -184,11 +187,12 @@ class TurnMapper:
         if isinstance(event, ev.ToolCallStarted):
             return [] if self.replaying else [self._started(event.call)]
         if isinstance(event, ev.ApprovalRequested):
-            if event.call.id in self.open_calls:  # waiting for the client's answer
+            if event.call.id in self.open_calls and event.call.id not in self.running:  # waiting for the client's answer
                 return [update_tool_call(event.call.id, status="pending")]
             return []
         if isinstance(event, ev.ApprovalRecorded):
             if event.decision.allowed and event.call.id in self.open_calls:
+                self.running.add(event.call.id)
                 return [update_tool_call(event.call.id, status="in_progress")]
             return []
         if isinstance(event, ev.ToolOutputChunk):
@@ -215,9 +219,11 @@ class TurnMapper:
         """A complete message: its text when none streamed (a replay, a provider that does not stream), a /plan's steps."""
         self.last_stop_reason = event.stop_reason
         streamed, self._streamed = self._streamed, False
-        updates = [update_agent_message_text(event.content)] if event.content and not streamed else []
+        plan = split_plan(event.content) if self.replaying else None  # live, core.acp.plan_stream takes it out
+        content = "\n\n".join(part for part in (plan.before, plan.after) if part) if plan else event.content
+        updates = [update_agent_message_text(content)] if content and not streamed else []
         if self.replaying and not event.tool_calls and self._query.lstrip().startswith("/plan"):
-            steps = parse_plan(event.content)  # live, the turn's result carries them (TurnCompleted)
+            steps = list(plan.steps) if plan else []  # live, the turn's result carries them (TurnCompleted)
             if steps:
                 self.plan_steps = list(steps)
                 updates.append(update_plan(plan_entry(step, status="pending") for step in steps))
@@ -231,11 +237,14 @@ class TurnMapper:
 
     def _started(self, call: ToolCall) -> Any:
         self.open_calls[call.id] = call
+        waits = self.needs_approval(call.name)
+        if not waits:
+            self.running.add(call.id)
         return start_tool_call(
             call.id,
             tool_title(call),
             kind=tool_kind(call.name),
-            status="pending" if self.needs_approval(call.name) else "in_progress",
+            status="pending" if waits else "in_progress",
             locations=start_locations(call, self.project_root) or None,
             raw_input=dict(call.parameters),
         )
@@ -243,6 +252,7 @@ class TurnMapper:
     def _output(self, event: ev.ToolOutputChunk) -> list[Any]:
         if event.call_id not in self.open_calls:
             return []
+        self.running.add(event.call_id)
         text = self.output.get(event.call_id, "") + event.text
         self.output[event.call_id] = text[-MAX_SHOWN_CHARS:]
         # content replaces the call's whole content: send the tail gathered so far
@@ -250,6 +260,7 @@ class TurnMapper:
 
     def _finished(self, event: ev.ToolCallFinished) -> Any:
         announced = self.open_calls.pop(event.call.id, None) is not None
+        self.running.discard(event.call.id)
         self.output.pop(event.call.id, None)
         status = "completed" if event.status == ToolStatus.SUCCESS else "failed"
         content = text_content(event.result)

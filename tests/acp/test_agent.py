@@ -253,7 +253,8 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
     async with running_agent(project, "--max-tool-calls", "1") as (conn, client, _):
         session = await conn.new_session(cwd=str(project))
         planned = await prompt(conn, session.session_id, "/plan secure login")
-        [plan] = client.of("plan")
+        plan = client.of("plan")[-1]
+        plan_text = client.text()
         limited = await prompt(conn, session.session_id, "read it twice")
         cut = await prompt(conn, session.session_id, "write a lot")
         refused = await prompt(conn, session.session_id, "something bad")
@@ -266,6 +267,7 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
 
     assert planned.stop_reason == "end_turn"
     assert [(e.content, e.status) for e in plan.entries] == [("Read auth.py", "pending"), ("Add a password check", "pending")]
+    assert "<plan>" not in plan_text and "Read auth.py" not in plan_text  # the steps are entries, not message text
     assert limited.stop_reason == "max_turn_requests"
     assert (cut.stop_reason, refused.stop_reason) == ("max_tokens", "refusal")
     assert "Stopped: the model asked for more than 1 tool calls" in client.text()

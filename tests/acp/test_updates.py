@@ -118,9 +118,10 @@ def test_history_replay_marks_failed_calls(tmp_path: Path):
         {"role": "assistant", "content": "<plan>\n1. Create gone.py\n</plan>"},
     ]
     updates = history_updates(history, tmp_path)
-    assert [u.session_update for u in updates] == ["user_message_chunk", "tool_call", "agent_message_chunk", "plan"]
+    # the plan is drawn as plan entries, its markup not as message text
+    assert [u.session_update for u in updates] == ["user_message_chunk", "tool_call", "plan"]
     assert updates[1].status == "failed" and updates[1].locations[0].path == str(tmp_path / "gone.py")
-    assert updates[3].entries[0].content == "Create gone.py"
+    assert updates[2].entries[0].content == "Create gone.py"
 
 
 def test_secrets_added_later_are_redacted_from_the_log(app_log: Path):
