@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.apphost import bench_settings
+from benchmarks.cost import billed_equivalent
 from benchmarks.harness import BenchResult, Figure, at_most
 
 TITLE = "Compaction: a long session within a small window"
@@ -25,11 +26,6 @@ cache writes + 0.1 x cache reads), output tokens, the estimated cost at
 claude-sonnet-4-5 prices, the largest request against the window, and the wall time of
 each compaction (pruning, the summary request to the local fake server, rebuilding the
 view and writing the transcript record). Both runs must answer the late questions."""
-
-
-def billed_equivalent(usages: list[dict[str, Any]]) -> float:
-    """Input tokens at Anthropic's relative prices: uncached 1x, 5-minute writes 1.25x, reads 0.1x."""
-    return sum(u["input_tokens"] + 1.25 * u["cache_write_tokens"] + 0.1 * u["cache_read_tokens"] for u in usages)
 
 
 async def session(window: int, turns: int) -> dict[str, Any]:
