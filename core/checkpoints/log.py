@@ -129,8 +129,9 @@ def _valid(record: Mapping[str, Any]) -> bool:
     return isinstance(record.get("turn"), int)
 
 
-REWOUND_KINDS = frozenset({"user", "assistant", "tool_result", "interruption", "warning", "error", "trace"})
-"""Records a conversation rewind removes (their usage stays: a rewound response was still paid for)."""
+REWOUND_KINDS = frozenset({"user", "assistant", "tool_result", "interruption", "warning", "error", "trace", "compaction"})
+"""Records a conversation rewind removes (their usage stays: a rewound response was still paid for; a compaction
+made during the rewound turns summarised them, so it goes too)."""
 
 
 def drop_rewound(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

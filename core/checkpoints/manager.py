@@ -65,6 +65,10 @@ class Checkpoints:
         return self.log
 
     def history(self) -> list[dict[str, Any]]:
+        """The whole conversation (compacted parts included: a turn the model sees only summarised is still a turn)."""
+        whole = getattr(self.session, "history", None)
+        if isinstance(whole, list):
+            return whole
         handler = getattr(self.session, "handler", None)
         return list(getattr(handler, "conversation_history", None) or [])
 

@@ -184,11 +184,13 @@ def apply(checkpoints: Checkpoints, rewind_plan: RewindPlan, *, files: bool = Tr
             finally:
                 trees = (before, checkpoints.repo.snapshot_paths(paths))
             outcome.restored = paths
-    if conversation:
-        cut_conversation(checkpoints, row.turn)
-        outcome.conversation = True
+    if conversation and not any(m.get("role") == "user" and m.get("turn") == row.turn for m in checkpoints.history()):
+        raise CheckpointError(f"Turn {row.turn} is not in the conversation.")
     checkpoints.write("rewind", {"turn": row.turn, "key": row.key, "files": files, "conversation": conversation,
                                  "kept": outcome.kept})
+    if conversation:
+        reload_conversation(checkpoints, row.turn)
+        outcome.conversation = True
     if trees is not None:
         label = f"rewind to before turn {row.turn}" if row.is_turn else f"undo of {row.label}"
         record = checkpoints.record("rewind", label, *trees, turn=row.turn - 1 if conversation else None)
@@ -199,16 +201,45 @@ def apply(checkpoints: Checkpoints, rewind_plan: RewindPlan, *, files: bool = Tr
     return outcome
 
 
-def cut_conversation(checkpoints: Checkpoints, turn: int) -> None:
-    """Remove turn ``turn`` and everything after it from the open conversation."""
+def reload_conversation(checkpoints: Checkpoints, turn: int) -> None:
+    """Make the open conversation end before turn ``turn``, as ``--continue`` would read it back.
+
+    The transcript (its ``rewind`` record just written) is read again and handed to the handler,
+    so a compacted conversation gets its view rebuilt; when it cannot be read, the history is cut
+    in memory.
+    """
     session = checkpoints.session
     handler = getattr(session, "handler", None)
+    stored = getattr(session, "stored", None)
+    restore = getattr(handler, "restore_conversation", None)
+    path = getattr(stored, "path", None)
+    if restore is not None and path is not None and Path(path).exists():
+        from core.sessions import SessionError, load_session
+
+        try:
+            loaded = load_session(Path(path))
+        except SessionError as exc:
+            log.warning("reading the transcript back after the rewind failed: %s", exc)
+        else:
+            if any(m.get("role") == "user" and m.get("turn") == turn for m in loaded.messages):
+                log.warning("the rewind record is not on disk yet; cutting the conversation in memory")
+            else:
+                restore(loaded.messages, loaded.usage, loaded.compactions)
+                incidents = getattr(session, "_incidents", None)
+                if isinstance(incidents, list):
+                    incidents[:] = list(loaded.incidents)
+                return
+    _cut_in_memory(handler, session, turn)
+
+
+def _cut_in_memory(handler: Any, session: Any, turn: int) -> None:
     if handler is None:
         return
     history = handler.conversation_history
     index = next((i for i, m in enumerate(history) if m.get("role") == "user" and m.get("turn") == turn), None)
     if index is None:
-        raise CheckpointError(f"Turn {turn} is not in the conversation.")
+        raise CheckpointError(f"Turn {turn} is not in the conversation the model sees now (it was compacted); "
+                              "rewind it from the shell after quitting: assistant-tui rewind --conversation.")
     del history[index:]
     files = getattr(handler, "conversation_files", None)
     if files is not None:
