@@ -97,8 +97,8 @@ class StreamedMarkdown(ChatMarkdown):
         return AwaitComplete(appended())
 
 
-NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls"})
-"""Stop reasons of an answer that ended as the model meant it (no label)."""
+NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls", "pause_turn"})
+"""Stop reasons of an answer that ended as the model meant it (no label; after ``pause_turn`` the model goes on in the next message)."""
 STOP_LABELS: dict[str, tuple[str, str]] = {
     "interrupted": ("■ interrupted", "interrupted"),
     "incomplete": ("■ incomplete: the connection closed before the answer finished", "incomplete"),
