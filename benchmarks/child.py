@@ -67,6 +67,9 @@ def _main(argv: list[str]) -> int:
         from tui import runtime
 
         runtime.apply()  # the process-wide tuning the console entry point applies (frame rate, collector)
+        from tui import wrap
+
+        wrap.install()  # and its line wrapping
         apply_from_environment()
         module = importlib.import_module(f"benchmarks.{module_name}")
         value = getattr(module, function)(**json.loads(raw_args))

@@ -20,6 +20,10 @@ assert "textual" not in sys.modules, "Textual was imported before tests/conftest
 runtime.set_frame_rate()
 pytest_plugins = ["pytest_textual_snapshot"]
 
+from tui import wrap  # noqa: E402 - after the frame rate
+
+wrap.install()  # as tui.cli does: long URLs and paths break after their separators in every app the suite builds
+
 from tests.fake_llm import FakeLLM  # noqa: E402 - after the frame rate
 
 _SCRUBBED = (

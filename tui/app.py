@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.filter import LineFilter
 
-from tui import commands, draft, wrap
+from tui import commands, draft
 from tui.commands import COMMANDS, complete
 from tui.context_ops import FileContext
 from tui.conversation import Conversation
@@ -73,7 +73,6 @@ class AssistantApp(App[None]):
 
     def __init__(self, engine: Engine, *, clock: Clock | None = None, session_request: dict[str, Any] | None = None) -> None:
         super().__init__()
-        wrap.install()  # long URLs and paths break after their separators, not mid-word
         self._control_filter = ControlCharacterFilter()
         self.engine = engine
         self.clock: Clock = clock or time.monotonic

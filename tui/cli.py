@@ -21,6 +21,9 @@ def launch(load_settings: Callable[[], Any], *, project_root: Path, continue_ses
     from tui import runtime
 
     runtime.apply()  # before Textual is imported: it reads the frame rate then
+    from tui import wrap
+
+    wrap.install()  # long URLs and paths break after their separators, not mid-word (Rich's and Textual's wrapping)
     from tui.app import run_app
 
     return run_app(load_settings, project_root=project_root, continue_session=continue_session, resume=resume)
