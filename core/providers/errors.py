@@ -95,7 +95,6 @@ class ProviderError(Exception):
         retryable: bool = False,
         partial: str = "",
         retry_after: float | None = None,
-        usage: dict[str, int] | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -105,8 +104,6 @@ class ProviderError(Exception):
         """Seconds the provider asked us to wait (``retry-after``), if it said."""
         self.partial = partial
         """Text already streamed before the failure."""
-        self.usage = usage
-        """Usage the provider reported with the error itself (an error chunk carrying ``usage``), if any."""
 
     @property
     def hint(self) -> str:

@@ -173,7 +173,6 @@ class OpenAICompatibleProvider(SDKProvider):
         finish = ""
         refused = False
         usage: dict[str, int] = {}
-        stream: Any = None
         try:
             stream = await self._open_stream({**self._request(messages, system_prompt, tools), "stream": True})
             started = False
@@ -211,7 +210,6 @@ class OpenAICompatibleProvider(SDKProvider):
         except Exception as exc:  # noqa: BLE001
             error = classify_error(exc, self.label)
             error.partial = "".join(text)
-            error.usage = getattr(stream, "error_usage", None)
             raise error from exc
         if not finish and not getattr(stream, "done", False):
             raise ProviderError(
@@ -360,11 +358,10 @@ _STREAM_CLASS: Any = None
 
 
 def _stream_class() -> Any:
-    """The SDK's stream of chunks, also noting ``data: [DONE]`` and the usage an error chunk carries.
+    """The SDK's stream of chunks, also noting whether ``data: [DONE]`` arrived.
 
     The SDK ends iteration quietly both at ``[DONE]`` and when the body just stops; only
-    the first means the response is complete. An error chunk raises inside the SDK
-    before the chunk is seen, so its ``usage`` (OpenRouter sends one) is kept here.
+    the first means the response is complete.
     """
     global _STREAM_CLASS
     if _STREAM_CLASS is None:
@@ -373,23 +370,12 @@ def _stream_class() -> Any:
 
         class ChunkStream(openai.AsyncStream[ChatCompletionChunk]):  # type: ignore[misc]
             done = False
-            error_usage: dict[str, int] | None = None
 
             async def _iter_events(self) -> Any:
                 async for sse in super()._iter_events():
                     if sse.data.startswith("[DONE]"):
                         self.done = True
-                    elif '"error"' in sse.data and '"usage"' in sse.data:
-                        self._note_usage(sse.data)
                     yield sse
-
-            def _note_usage(self, data: str) -> None:
-                try:
-                    chunk = json.loads(data)
-                except ValueError:
-                    return
-                if isinstance(chunk, dict) and isinstance(chunk.get("usage"), dict):
-                    self.error_usage = openai_usage(chunk["usage"]).as_dict()
 
         _STREAM_CLASS = ChunkStream
     return _STREAM_CLASS

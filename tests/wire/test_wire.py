@@ -334,6 +334,43 @@ FOLLOW_UPS = {
 }
 
 
+@pytest.mark.parametrize("output_format", ["text", "jsonl"])
+@pytest.mark.parametrize("name", sorted(EXPECT))
+async def test_headless_plain_and_jsonl(name: str, output_format: str, fake_llm: FakeLLM, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same stream through ``assistant-tui -p`` in both output forms: the answer, or one line saying why not, never a traceback."""
+    from core.cli import run_headless
+    from core.text import for_terminal
+
+    fields, body = load(name)
+    api, expect = fields["API"], EXPECT[name]
+    raw = Raw(body, status=int(fields.get("STATUS", "200")), content_type=fields.get("CONTENT-TYPE", "text/event-stream"), framing=fields.get("FRAMING", "chunked"))
+    fake_llm.script(raw, Reply(text="recovered"), Reply(text="recovered"))
+    settings = Settings(
+        project_root=tmp_path, provider=api, anthropic_base_url=fake_llm.anthropic_url, openai_base_url=fake_llm.openai_url,
+        anthropic_api_key="sk-ant-test", openai_api_key="sk-test", max_retries=2,
+    )
+    code = await run_headless(settings, "go", output_format)
+    out, err = capsys.readouterr()
+    assert "traceback" not in (out + err).lower()
+    if expect.failed:
+        assert code == 1 and err.startswith("assistant-tui: ") and err.count("\n") == 1, err
+    else:
+        assert code == 0, err
+    if output_format == "jsonl":
+        events = [json.loads(line) for line in out.splitlines()]
+        assert events[-1]["kind"] == ("turn_failed" if expect.failed else "turn_completed")
+        if expect.failed:
+            assert (events[-1]["reason"], events[-1]["result"]["metadata"]["error_kind"]) == expect.failed
+        return
+    if expect.failed:
+        assert out == "", "a failed answer is never printed as if it were the answer"
+        return
+    answer = "recovered" if expect.calls or expect.retried else expect.text
+    if expect.stop == "pause_turn":
+        answer = (expect.text or "") + "recovered"
+    assert out == for_terminal(answer or "").rstrip("\n") + "\n"
+
+
 def check_follow_up(api: str, body: dict[str, Any], ids: list[str], message: ev.AssistantMessage) -> None:
     """The request after a tool-calling message carries that message and one result per call, ids matching."""
     assert len(set(ids)) == len(ids), f"tool call ids must be unique: {ids}"
