@@ -22,5 +22,6 @@ BENCHMARKS: tuple[str, ...] = (
     "sandbox",
     "findsandbox",
     "compaction",
+    "checkpoints",
 )
 """Benchmark modules (``benchmarks.<name>``), in the order they run and are reported."""

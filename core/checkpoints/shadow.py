@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
-import stat
 import subprocess
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from core import paths
+from core.checkpoints.objects import (
+    EXECUTABLE, GITLINK, REGULAR, SYMLINK, Change, Entry, line_counts, read_disk, write_object, write_tree,
+)
 from core.gitutil import git_argv, git_env
+
+__all__ = ["EXECUTABLE", "REGULAR", "SYMLINK", "Change", "CheckpointError", "Entry", "ShadowRepo", "disk_entry"]
 
 log = logging.getLogger(__name__)
 
@@ -43,37 +44,11 @@ DEFAULT_EXCLUDES = ("node_modules/", ".venv/", "venv/", "__pycache__/", ".tox/",
                     ".pytest_cache/", ".ruff_cache/")
 """Never copied, ignored or not: installed packages and caches (a command that changes them is told so)."""
 GIT_TIMEOUT = 600.0
-REGULAR, EXECUTABLE, SYMLINK, GITLINK = "100644", "100755", "120000", "160000"
+KNOWN_TREES = 8
 
 
 class CheckpointError(Exception):
     """A snapshot or a restore failed; the message says what and what to do."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One file as git stores it: its mode and blob id."""
-
-    mode: str
-    sha: str
-
-
-@dataclass(frozen=True)
-class Change:
-    """One path that differs between two trees (``None``: absent on that side)."""
-
-    path: str
-    before: Entry | None
-    after: Entry | None
-
-    @property
-    def kind(self) -> str:
-        """``created``, ``deleted`` or ``changed``."""
-        if self.before is None:
-            return "created"
-        if self.after is None:
-            return "deleted"
-        return "changed"
 
 
 def checkpoints_root() -> Path:
@@ -100,6 +75,8 @@ class ShadowRepo:
         self.root = Path(project_root).resolve()
         self.git_dir = Path(git_dir) if git_dir is not None else checkpoints_root() / project_key(self.root)
         self._env: dict[str, str] | None = None
+        self._known: dict[str, tuple[dict[str, Entry], dict[str, bytes]]] = {}
+        """The latest path snapshots' entries and bytes, so their difference needs no git process."""
 
     # -- running git ---------------------------------------------------------------
     def env(self) -> dict[str, str]:
@@ -179,21 +156,22 @@ class ShadowRepo:
     def snapshot_paths(self, relative: Sequence[str]) -> str:
         """Snapshot only ``relative`` paths (files; a missing one is recorded as absent); returns the tree id.
 
-        The tree holds those paths alone (a private index of its own, so the cost does not grow with
-        the project): compare it only with another snapshot of the same paths.
+        The tree holds those paths alone, written without a git process (:mod:`core.checkpoints.objects`),
+        so the cost does not grow with the project: compare it only with another snapshot of the same paths.
         """
         self.ensure()
-        names = sorted({p for p in relative if p and not p.startswith("../")})
-        index = self.git_dir / f"index-paths-{os.getpid()}-{threading.get_ident()}"
-        env = {**self.env(), "GIT_INDEX_FILE": str(index)}
-        try:
-            if names:
-                data = b"".join(os.fsencode(p) + b"\0" for p in names)
-                self.git("update-index", "--add", "--remove", "-z", "--stdin", input=data, env=env)
-            return self.git("write-tree", env=env).decode().strip()
-        finally:
-            with contextlib.suppress(OSError):
-                index.unlink()
+        entries: dict[str, Entry] = {}
+        contents: dict[str, bytes] = {}
+        for name in sorted({p for p in relative if p and not p.startswith("../")}):
+            found = read_disk(self.root / name)
+            if found is not None:
+                entries[name], contents[name] = found
+                write_object(self.git_dir, "blob", contents[name])
+        tree = write_tree(self.git_dir, entries)
+        self._known[tree] = (entries, contents)
+        while len(self._known) > KNOWN_TREES:
+            self._known.pop(next(iter(self._known)))
+        return tree
 
     # -- reading -----------------------------------------------------------------------
     def changes(self, before: str, after: str) -> list[Change]:
@@ -204,6 +182,8 @@ class ShadowRepo:
         """The changed paths and their lines added and removed (binary: 0), in one ``git diff-tree``."""
         if before == after:
             return [], {}
+        if before in self._known and after in self._known:
+            return _diff_known(self._known[before], self._known[after])
         out = self.git("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--raw", "--numstat", before, after)
         fields = out.split(b"\0")
         found: list[Change] = []
@@ -249,27 +229,21 @@ class ShadowRepo:
 
 def disk_entry(path: Path) -> Entry | None:
     """What ``path`` holds now, as git would store it (None: missing, or a directory)."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if stat.S_ISLNK(info.st_mode):
-        data = os.fsencode(os.readlink(path))
-        mode = SYMLINK
-    elif stat.S_ISREG(info.st_mode):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR
-    else:
-        return None
-    return Entry(mode, blob_id(data))
+    found = read_disk(path)
+    return found[0] if found is not None else None
 
 
-def blob_id(data: bytes) -> str:
-    """git's object id of a blob holding ``data``."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+def _diff_known(before: tuple[dict[str, Entry], dict[str, bytes]], after: tuple[dict[str, Entry], dict[str, bytes]]
+                ) -> tuple[list[Change], dict[str, tuple[int, int]]]:
+    """The difference of two path snapshots taken here, from what they read."""
+    changes: list[Change] = []
+    counts: dict[str, tuple[int, int]] = {}
+    for path in sorted(set(before[0]) | set(after[0])):
+        old, new = before[0].get(path), after[0].get(path)
+        if old != new:
+            changes.append(Change(path, old, new))
+            counts[path] = line_counts(before[1].get(path), after[1].get(path))
+    return changes, counts
 
 
 def _write_if_changed(path: Path, text: str) -> None:

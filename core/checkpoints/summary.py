@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from core.checkpoints.shadow import Change
+from core.checkpoints.objects import Change
 
 MAX_ITEMS = 200
 """Paths kept in a record's summary (the counts cover all of them)."""

@@ -66,3 +66,22 @@ def test_the_projects_git_config_and_attributes_run_nothing(project: Path, tmp_p
 
 async def _async(value):
     return value
+
+
+def test_path_snapshots_written_without_git_are_objects_git_reads(project: Path) -> None:
+    """The named-path snapshots (no git process) hold blobs and trees git itself reads back and compares the same."""
+    repo = ShadowRepo(project)
+    paths = ["calc.py", "pkg/mod.py", "pkg/new/deep.txt", "crlf.txt"]
+    before = repo.snapshot_paths(paths)
+    (project / "calc.py").write_text("def add(a, b):\n    return b + a\n# more\n")
+    (project / "pkg" / "new").mkdir()
+    (project / "pkg" / "new" / "deep.txt").write_bytes(b"\x00binary")
+    (project / "crlf.txt").unlink()
+    after = repo.snapshot_paths(paths)
+    fast = repo.diff(before, after)
+    repo._known.clear()  # now git compares the same two trees
+    slow = repo.diff(before, after)
+    assert fast == slow
+    assert [(c.path, c.kind) for c in fast[0]] == [("calc.py", "changed"), ("crlf.txt", "deleted"), ("pkg/new/deep.txt", "created")]
+    assert fast[1]["calc.py"] == (2, 1)
+    subprocess.run(["git", "fsck", "--no-dangling", "--strict"], env=repo.env(), cwd=project, check=True, capture_output=True)
