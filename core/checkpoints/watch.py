@@ -1,7 +1,8 @@
 """Noticing that a command changed an ignored directory (``node_modules``, ``.venv``), which no checkpoint copies.
 
 Only the project's top-level ignored directories are watched, by the modification times of the
-directory and of its direct children: one ``git check-ignore`` and a few ``scandir`` calls, so
+directory and of its direct children: a ``git check-ignore`` (only when the top-level names or the
+ignore files changed) and a few ``scandir`` calls, so
 it costs nothing like a walk of ``node_modules``. A change deeper down that touches none of
 those times goes unnoticed (said in the README).
 """
@@ -25,10 +26,27 @@ def ignored_signature(repo: ShadowRepo) -> dict[str, Any]:
         return {}
     if not names:
         return {}
-    data = b"".join(os.fsencode(n + "/") + b"\0" for n in names)
-    out = repo.git("check-ignore", "-z", "--stdin", "--no-index", input=data, check=False)
-    ignored = [os.fsdecode(n).rstrip("/") for n in out.split(b"\0") if n]
+    key = (tuple(names), *(_stamp(p) for p in (repo.root / ".gitignore", repo.git_dir / "info" / "exclude")))
+    cached = _CACHE.get(repo.git_dir)
+    if cached is not None and cached[0] == key:
+        ignored = cached[1]
+    else:  # which of them git ignores: asked again only when the names or the ignore files change
+        data = b"".join(os.fsencode(n + "/") + b"\0" for n in names)
+        out = repo.git("check-ignore", "-z", "--stdin", "--no-index", input=data, check=False)
+        ignored = [os.fsdecode(n).rstrip("/") for n in out.split(b"\0") if n]
+        _CACHE[repo.git_dir] = (key, ignored)
     return {name: _state(os.path.join(repo.root, name)) for name in ignored}
+
+
+_CACHE: dict[Any, tuple[Any, list[str]]] = {}
+
+
+def _stamp(path: Any) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return (info.st_mtime_ns, info.st_size)
 
 
 def _state(path: str) -> tuple[int, int, int]:
