@@ -138,3 +138,101 @@ async def test_the_sdk_client_is_built_off_the_event_loop(fake_llm):
         items = [item async for item in provider.stream_message([{"role": "user", "content": "q"}], "", [])]
         assert items[-1].content == "hi"
     assert len(threads) == 2 and threading.main_thread().name not in threads
+
+
+# -- issue 24 s4: one stream vocabulary, one classify_error --------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_providers_stream_the_vocabulary_the_loop_streams(fake_llm, kind):
+    """A provider's text and thinking deltas are core.events' own classes, passed on as they are."""
+    from core import events as ev
+    import core.providers.base as base
+
+    provider = ClaudeProvider("c", base_url=fake_llm.anthropic_url, api_key="k") if kind == "anthropic" else OpenAICompatibleProvider("g", base_url=fake_llm.openai_url, api_key="k")
+    fake_llm.script(Reply(text="hello there", thinking="hmm" if kind == "anthropic" else "", reasoning="hmm" if kind == "openai" else ""))
+    items = [item async for item in provider.stream_message([{"role": "user", "content": "q"}], "", [])]
+    assert [type(i) for i in items if not isinstance(i, (ev.ResponseStarted, ev.ResponseComplete))] == [ev.ThinkingDelta] + [ev.TextDelta] * 1
+    assert isinstance(items[-1], ev.ResponseComplete) and items[-1].content == "hello there"
+    assert not hasattr(base, "TextChunk") and not hasattr(base, "ThinkingChunk"), "one vocabulary: no parallel delta classes"
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "error_type", "message", "expected"),
+    [
+        ("anthropic", 529, "overloaded_error", "Overloaded", ("overloaded", True, "Anthropic is overloaded: Overloaded")),
+        ("openai", 529, "", "Overloaded", ("overloaded", True, "127.0.0.1 is overloaded: Overloaded")),
+        ("anthropic", 401, "authentication_error", "invalid x-api-key", ("auth", False, "Anthropic rejected the API key")),
+        ("openai", 401, "", "Incorrect API key", ("auth", False, "127.0.0.1 rejected the API key")),
+        ("openai", 429, "", "slow down", ("rate_limit", True, "Rate limited by 127.0.0.1: slow down")),
+        ("openai", 400, "tool_use_failed", "Failed to call a function.", ("tool_generation", True, "127.0.0.1 could not parse the model's tool call: Failed to call a function.")),
+        ("anthropic", 400, "invalid_request_error", "messages: bad", ("bad_request", False, "Anthropic rejected the request: messages: bad")),
+    ],
+)
+async def test_one_classify_error_for_both_sdks(fake_llm, kind, status, error_type, message, expected):
+    """The same HTTP failure, raised by either SDK, is one kind with one wording (the provider named by its host)."""
+    from core.providers.base import ProviderError
+    import core.providers.anthropic as anthropic_adapter
+    import core.providers.openai as openai_adapter
+    from tests.fake_llm import HTTPError
+
+    assert not hasattr(anthropic_adapter, "classify_error") or anthropic_adapter.classify_error is openai_adapter.classify_error
+    provider = ClaudeProvider("c", base_url=fake_llm.anthropic_url, api_key="k", max_retries=0) if kind == "anthropic" else OpenAICompatibleProvider("g", base_url=fake_llm.openai_url, api_key="k", max_retries=0)
+    fake_llm.script(HTTPError(status, message, error_type))
+    with pytest.raises(ProviderError) as caught:
+        [item async for item in provider.stream_message([{"role": "user", "content": "q"}], "", [])]
+    error = caught.value
+    assert (error.kind, error.retryable, str(error)) == expected
+    assert error.status == status
+
+
+def test_reasoning_details_are_kept_as_received():
+    """OpenRouter's fragments: readable ones joined by type and index, a later signature kept, encrypted ones verbatim."""
+    from types import SimpleNamespace
+
+    from core.providers.openai import ReasoningAccumulator
+
+    acc = ReasoningAccumulator()
+    deltas = [
+        {"reasoning": "Let me", "reasoning_details": [{"type": "reasoning.text", "text": "Let me", "format": "anthropic-claude-v1", "index": 0}]},
+        {"reasoning": " think.", "reasoning_details": [{"type": "reasoning.text", "text": " think.", "signature": "", "format": "anthropic-claude-v1", "index": 0}]},
+        {"reasoning_details": [{"type": "reasoning.text", "signature": "EqQBsig==", "format": "anthropic-claude-v1", "index": 0}]},
+        {"reasoning_details": [{"type": "reasoning.encrypted", "data": "ENC", "id": "tool_1", "format": "google-gemini-v1", "index": 1}]},
+        {"reasoning_details": [{"type": "reasoning.encrypted", "data": "ENC2", "id": "tool_2", "format": "google-gemini-v1", "index": 1}]},
+    ]
+    shown = [piece for delta in deltas for piece in acc.add(SimpleNamespace(**delta))]
+    assert shown == ["Let me", " think."]
+    assert acc.blocks() == [
+        {"type": "reasoning", "field": "reasoning", "text": "Let me think."},
+        {"type": "reasoning_details", "details": [
+            {"type": "reasoning.text", "text": "Let me think.", "format": "anthropic-claude-v1", "index": 0, "signature": "EqQBsig=="},
+            {"type": "reasoning.encrypted", "data": "ENC", "id": "tool_1", "format": "google-gemini-v1", "index": 1},
+            {"type": "reasoning.encrypted", "data": "ENC2", "id": "tool_2", "format": "google-gemini-v1", "index": 1},
+        ]},
+    ]
+
+
+async def test_anthropic_usage_reported_in_message_delta_is_booked_when_the_stream_then_stops(fake_llm):
+    """message_delta's usage (server tools report their input there) is the lower bound if message_stop never comes."""
+    from core import events as ev
+    from core.providers.base import ProviderError
+    from tests.fake_llm import Raw
+
+    body = (
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],'
+        '"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}\n\n'
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}\n\n'
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},'
+        '"usage":{"input_tokens":2500,"output_tokens":42}}\n\n'
+    ).encode()
+    fake_llm.script(Raw(body, framing="close"))
+    provider = ClaudeProvider("c", base_url=fake_llm.anthropic_url, api_key="k", max_retries=0, prompt_cache=False)
+    seen = []
+    with pytest.raises(ProviderError) as caught:
+        async for item in provider.stream_message([{"role": "user", "content": "q"}], "", []):
+            seen.append(item)
+    assert caught.value.kind == "incomplete"
+    usage = [i.usage for i in seen if isinstance(i, ev.ResponseStarted)]
+    assert (usage[0]["input_tokens"], usage[-1]["input_tokens"], usage[-1]["output_tokens"]) == (10, 2500, 42)
