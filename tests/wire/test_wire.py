@@ -399,3 +399,16 @@ def check_follow_up(api: str, body: dict[str, Any], ids: list[str], message: ev.
     assert assistant.get("reasoning_details") == (details[0] if details else None), "reasoning_details go back as received"
     extras = {b["id"]: b["extra_content"] for b in message.thinking if b["type"] == "tool_call_extra"}
     assert {c["id"]: c["extra_content"] for c in assistant["tool_calls"] if "extra_content" in c} == extras
+
+
+async def test_a_paused_turn_counts_against_the_turns_limit(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """pause_turn continues within the turn's limits: with a limit of one response, the continuation is not sent."""
+    fields, body = load("anthropic_pause_turn_web_search")
+    fake_llm.script(Raw(body), Reply(text="never sent"))
+    provider = make_provider("anthropic", fake_llm, max_retries=0)
+    handler = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_turns=1))
+    events = [event async for event in handler.stream_query("go")]
+    failed = events[-1]
+    assert isinstance(failed, ev.TurnFailed) and failed.reason == "resource_exhaustion", failed
+    assert failed.result["metadata"].get("resource") == "turns" and len(fake_llm.requests) == 1
+    assert_history_valid(handler.conversation_history)
