@@ -4,9 +4,10 @@ An editor that offers ``fs.readTextFile`` has the user's unsaved buffers: ``read
 then returns the buffer's text, after the same guards as a read from disk (the path
 inside the project, the file policy: secrets, ignored and binary files), which run
 first on the file as it is on disk. One that offers ``fs.writeTextFile`` gets each file
-an edit changed (aider's edits) through it, so the edit lands in its buffer and its
-review of the agent's changes; a file outside the project or protected from aider is
-never sent.
+an edit changed (``editFile``, aider) through it, so the edit lands in its buffer and
+its review of the agent's changes; a file outside the project or protected from aider
+is never sent, and an edit of a file with unsaved changes in the editor is refused
+before it runs (it would be made to the saved text and overwrite the buffer).
 
 One that offers ``terminal`` runs ``runCommand`` and ``runTests`` in its own terminal,
 so the user watches them there. What the client starts is always our own launcher
@@ -32,20 +33,19 @@ from typing import Any
 from acp import RequestError, tool_terminal_ref, update_tool_call
 from acp.schema import EnvVariable
 
-from core.memory.policy import MAX_FILE_BYTES
 from core.sandbox import RunResult
 from core.sandbox.protect import Moved
 from core.tools.aider_guard import protected_reason
-from core.tools.files import numbered_line
+from core.tools.files import MAX_READ_CHARS, numbered_line
 from core.tools.paths_guard import PathRefused, resolve_in_root
 from core.tools.secrets import is_secret_path, redact
 from core.callables import call_sync_or_async
-from core.types import TaskResult, is_error, ok_result
+from core.types import TaskResult, error_result, is_error, ok_result
 
 log = logging.getLogger(__name__)
 
 LAUNCHER = "core.acp.sandboxed"
-EDIT_TOOLS = ("aiderAutomatic", "aiderInteractive")
+EDIT_TOOLS = ("editFile", "aiderAutomatic", "aiderInteractive")
 
 
 def client_offers(capabilities: Any) -> tuple[bool, bool, bool]:
@@ -54,19 +54,20 @@ def client_offers(capabilities: Any) -> tuple[bool, bool, bool]:
     return bool(getattr(fs, "read_text_file", False)), bool(getattr(fs, "write_text_file", False)), bool(getattr(capabilities, "terminal", False))
 
 
-def buffer_lines(text: str, start: int | None, end: int | None) -> tuple[str, int, int, bool]:
-    """A buffer's lines as ``readFile`` shows them: numbered, from ``start`` to ``end``, cut at the read limit."""
+def buffer_lines(text: str, start: int | None, end: int | None, limit: int = MAX_READ_CHARS) -> tuple[str, int, int, bool]:
+    """A buffer's lines as ``readFile`` shows them: numbered, from ``start`` to ``end``, ending on a whole line within ``limit``."""
     out: list[str] = []
     size = 0
     first = last = 0
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+    budget = max(limit - 200, 1)  # room for the continuation hint
+    for number, raw in enumerate(text.splitlines(keepends=True), start=1):
         if number < (start or 1) or (end is not None and number > end):
             continue
-        raw = len(line.encode("utf-8", "surrogatepass"))
-        if size + raw > MAX_FILE_BYTES and out:
-            return "\n".join(out), first, last, True
-        out.append(numbered_line(number, line))
-        size += raw
+        line = numbered_line(number, raw)
+        if size + len(line) + bool(out) > budget:
+            return ("\n".join(out), first, last, True) if out else (line[:budget], number, number, True)
+        out.append(line)
+        size += len(line) + 1
         first, last = first or number, number
     return "\n".join(out), first, last, False
 
@@ -117,25 +118,52 @@ class ClientIO:
             log.info("the client could not read %s (%s); the file on disk was read", meta["path"], exc)
             return result
         start, end = params.get("start_line"), params.get("end_line")
-        text, first, last, cut = buffer_lines(response.content, start if isinstance(start, int) else None, end if isinstance(end, int) else None)
+        limit = self.application.settings.max_tool_result_chars or MAX_READ_CHARS
+        text, first, last, cut = buffer_lines(response.content, start if isinstance(start, int) else None, end if isinstance(end, int) else None, limit)
         shown = os.path.relpath(meta["path"], self.root)
         meta.update(start_line=first, end_line=last, truncated=cut, size=len(response.content.encode("utf-8", "surrogatepass")), source="client")
         meta.pop("total_lines", None)
+        meta.pop("continue_line", None)
         if not text:
             return ok_result(f"{shown} {'has no line ' + str(start) if start else 'is empty'}.", **meta)
         if start is None and end is None and not cut:
             meta["total_lines"] = last
         if cut:
-            text += f"\n[output cut at the read limit; continue with start_line={last + 1}]"
+            meta["continue_line"] = last + 1
+            text += f"\n[read cut at {limit:,} characters after line {last}; continue with start_line={last + 1}]"
         return ok_result(text, **meta)
 
     async def _edit(self, original: Any, params: dict[str, Any], tool_call_id: str = "", **extra: Any) -> TaskResult:
+        named = params.get("path") if isinstance(params.get("path"), str) else params.get("file_context")
+        for raw in [named] if isinstance(named, str) else [p for p in named or [] if isinstance(p, str)]:
+            if problem := await self._unsaved(raw):
+                return error_result(problem, reason="unsaved_in_editor")
         result = await call_sync_or_async(original, params, **extra)
-        edited = (result.get("metadata") or {}).get("edited_files") or []
+        meta = result.get("metadata") or {}
+        edited = list(meta.get("edited_files") or []) + ([meta["path"]] if isinstance(meta.get("path"), str) and not is_error(result) else [])
         sent = [path for path in edited if isinstance(path, str) and await self._send_file(path)]
         if sent:
             result = {**result, "metadata": {**(result.get("metadata") or {}), "sent_to_client": sent}}
         return result
+
+    async def _unsaved(self, raw: str) -> str | None:
+        """Why an edit of ``raw`` would lose the user's unsaved changes in the editor, or None."""
+        if not self.reads:
+            return None
+        try:
+            path = resolve_in_root(raw, self.root)
+            disk = await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (PathRefused, OSError, UnicodeDecodeError):
+            return None  # the tool itself refuses or creates it
+        try:
+            buffer = (await self.conn.read_text_file(session_id=self.session_id, path=str(path))).content
+        except (RequestError, ConnectionError):
+            return None
+        if buffer == disk:
+            return None
+        shown = os.path.relpath(path, self.root)
+        return (f"{shown} has unsaved changes in the editor, and the edit would be made to the saved file: nothing was "
+                "changed. Ask the user to save it (readFile shows the unsaved text), then make the edit again.")
 
     async def _send_file(self, raw: str) -> bool:
         """Hand an edited file's new text to the client's buffer (only inside the project, never a protected file)."""

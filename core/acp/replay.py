@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 _TASK_NOTE = re.compile(r"\AI ran `(?P<command>/task[^`]*)` \((?P<status>[^)]*)\); its result:\n\n(?P<body>.*)\Z", re.DOTALL)
 _RUN_NOTE = re.compile(r"\AI ran a command, `(?P<command>[^`]*)`; its output:\n(?P<body>.*)\Z", re.DOTALL)
-_EMBEDDED = re.compile(r'\n?<file path="(?P<path>[^"\n]*)">\n.*?\n</file>\n?', re.DOTALL)
+_EMBEDDED = re.compile(r'[ \t]*\n?<file path="(?P<path>[^"\n]*)">\n.*?\n</file>\n?[ \t]*', re.DOTALL)
 _MODE_SUFFIX = ".acp.json"
 
 

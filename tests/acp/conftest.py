@@ -72,13 +72,21 @@ def agent_env(**extra: str) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def running_agent(project: Path, *args: str, client: RecordingClient | None = None, **env: str) -> AsyncIterator[tuple[Any, RecordingClient, Any]]:
-    """``assistant-tui acp`` started in ``project``, initialized; yields (connection, client, process)."""
+async def running_agent(
+    project: Path, *args: str, client: RecordingClient | None = None, capabilities: Any = None, observers: list[Any] | None = None, **env: str
+) -> AsyncIterator[tuple[Any, RecordingClient, Any]]:
+    """``assistant-tui acp`` started in ``project``, initialized (with the client ``capabilities``); yields (connection, client, process).
+
+    ``observers`` see every raw JSON-RPC message in both directions.
+    """
     client = client or RecordingClient()
     stderr = open(project.parent / "agent-stderr.txt", "ab")  # noqa: SIM115 - read by the tests
     try:
-        async with spawn_agent_process(client, *AGENT, *args, env=agent_env(**env), cwd=project, transport_kwargs={"stderr": stderr}) as (conn, process):
-            init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
+        async with spawn_agent_process(
+            client, *AGENT, *args, env=agent_env(**env), cwd=project, transport_kwargs={"stderr": stderr}, observers=observers or [],
+            use_unstable_protocol=True,
+        ) as (conn, process):
+            init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities), 30)
             assert init.agent_capabilities.load_session is True
             yield conn, client, process
     finally:
