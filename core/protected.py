@@ -23,7 +23,7 @@ Besides names, two shapes of git configuration are protected wherever they are:
 Not protected, on purpose: ``.gitignore`` and ``.editorconfig`` (read, never run),
 ``.pre-commit-config.yaml``, ``Makefile``, ``package.json`` scripts and the like (they
 run only when the user runs that tool, and are the project's code like any source file).
-Secret files (read, not written) are another list: :mod:`core.tools.secrets`.
+Secret files (read, not written) are another list: :mod:`core.secrets`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from core.providers.base import ProviderError
-from core.tools.secrets import redact
+from core.secrets import redact
 
 MAX_DELAY = 30.0
 

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 import pathspec
 
 from core.gitutil import GitRefused, git_argv, git_env
-from core.tools.secrets import scrubbed_env
+from core.secrets import scrubbed_env
 
 log = logging.getLogger(__name__)
 

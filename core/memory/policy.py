@@ -30,7 +30,7 @@ from core.gitutil import GitRefused, run_git
 from core.globs import is_glob, relative_pattern, select
 from core.memory.index import FileIndex, FileMetadata, ignored_by_gitignore_files
 from core.text import human_size
-from core.tools.secrets import contains_private_key, is_secret_path, looks_like_private_key, scrubbed_env
+from core.secrets import contains_private_key, is_secret_path, looks_like_private_key, scrubbed_env
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ Inside the sandbox: the system directories read-only, a minimal ``/etc`` (no
 as configuration (:mod:`core.sandbox.protect`: read-only, and not creatable at the top),
 secret files inside the project masked (by name and by content, also where a symbolic
 link leads: :mod:`core.sandbox.walk`, with the one definition in
-:mod:`core.tools.secrets`), git's configuration files replaced by copies without
+:mod:`core.secrets`), git's configuration files replaced by copies without
 credentials, git's object store hidden where the history holds a secret file
 (:mod:`core.sandbox.history`), ``/proc/sys`` and ``/proc/sysrq-trigger`` read-only (bubblewrap leaves
 them writable, and a root sandbox's user namespace maps to the host's root), a
@@ -28,7 +28,7 @@ from typing import Iterable, Mapping, Sequence
 from core.sandbox.history import hide_args as _hide_history
 from core.sandbox.protect import MountPoints
 from core.sandbox.walk import MAX_WALKED, SKIP_DIRS, ProjectScan, scan_project
-from core.tools.secrets import mask_git_config
+from core.secrets import mask_git_config
 
 SANDBOX_HOME = "/tmp/home"
 SYSTEM_DIRS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

@@ -7,7 +7,7 @@ hex dump of it. So, for each git directory the project's walk found
 (:attr:`core.sandbox.walk.ProjectScan.git_configs`: the project's ``.git``, its
 submodules' git directories, nested and bare-shaped repositories), this module asks
 git (hardened: :func:`core.gitutil.git_env`) whether any path in its history, its
-reflogs or its index names a secret file (:func:`core.tools.secrets.is_secret_path`).
+reflogs or its index names a secret file (:func:`core.secrets.is_secret_path`).
 When one does, an empty read-only directory is bound over its ``objects`` directory
 (loose objects, pack files, commit-graph and the ``info/alternates`` file all live
 there) and over the object directories its alternates name inside the project, and
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterable
 
 from core.gitutil import GitRefused, git_argv, git_env
-from core.tools.secrets import is_secret_name, is_secret_path
+from core.secrets import is_secret_name, is_secret_path
 
 log = logging.getLogger(__name__)
 

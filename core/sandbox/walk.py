@@ -20,7 +20,7 @@ from typing import Iterator
 from core.protected import git_config_files as _git_configs
 from core.protected import git_dir_parts, git_referenced_paths
 from core.protected import is_config_name as is_protected_name
-from core.tools.secrets import contains_private_key, is_secret_name, is_secret_path, stat_has_private_key
+from core.secrets import contains_private_key, is_secret_name, is_secret_path, stat_has_private_key
 
 log = logging.getLogger(__name__)
 

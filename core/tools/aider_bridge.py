@@ -51,7 +51,7 @@ from core.tools.aider_files import (  # noqa: F401 - AiderError, resolve_in_proj
     unified_diff,
 )
 from core.tools.aider_io import AiderStopped, capturing_io_class
-from core.tools.secrets import scrubbed_env
+from core.secrets import scrubbed_env
 from core.types import TaskResult, error_result, ok_result
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from core.gitutil import GitRefused, run_git
-from core.tools.secrets import scrubbed_env
+from core.secrets import scrubbed_env
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from core.memory.relevance import FILE_MENTION
 from core.tools.aider_bridge import AiderBridge, AiderError, resolve_in_project
 from core.tools.aider_guard import protected_reason
 from core.tools.paths_guard import relative_display
-from core.tools.secrets import is_secret_path
+from core.secrets import is_secret_path
 from core.types import TaskResult, error_result
 
 log = logging.getLogger(__name__)

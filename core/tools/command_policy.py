@@ -54,7 +54,7 @@ from core.tools.program_rules import (  # noqa: F401 - LAUNCHERS, SHELLS re-expo
     git_refusal,
     program_refusal,
 )
-from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, contains_private_key, is_secret_path
+from core.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS, contains_private_key, is_secret_path
 
 SOURCES = ("find", "ls", "git ls-files", "git grep", "grep -r", "rg", "fd", "cat", "head", "tail", "wc", "nl",
            "file", "stat")

@@ -25,7 +25,7 @@ from typing import Any
 
 from core.tools.aider_guard import protected_reason
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
-from core.tools.secrets import is_secret_path
+from core.secrets import is_secret_path
 from core.types import TaskResult, error_result, ok_result
 
 MAX_FILE_BYTES = 4 * 1024 * 1024

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from core.memory.policy import MAX_FILE_BYTES, FilePolicy, is_git_ignored
 from core.text import human_size
 from core.tools.paths_guard import PathRefused, relative_display, resolve_in_root
-from core.tools.secrets import is_secret_path
+from core.secrets import is_secret_path
 from core.types import TaskResult, error_result, ok_result
 
 __all__ = ["MAX_READ_BYTES", "MAX_READ_CHARS", "READ_FILE_SPEC", "is_git_ignored", "is_secret_path", "numbered_line", "read_file_tool"]

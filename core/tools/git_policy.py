@@ -27,7 +27,7 @@ from core.gitutil import BUILTINS, GIT_HARDENING
 from core.tools.command_syntax import CommandRefused, ParsedArgs, RefusalKind, parse_options, refuse_option
 from core.tools.program_options import GIT_GREP, GIT_GREP_LISTING, GIT_LS_FILES, RUNS, WRITES
 from core.tools.program_rules import GIT_READ_ONLY, RUN_ELSEWHERE, git_refusal
-from core.tools.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS
+from core.secrets import SEARCH_EXCLUDE_GLOBS, SECRET_DIRS
 
 SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
                           "--literal-pathspecs", "--no-optional-locks", "--no-replace-objects"})

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.tools.files import read_file_tool
-from core.tools.secrets import contains_private_key, env_file_values, is_secret_path, redact, scrubbed_env
+from core.secrets import contains_private_key, env_file_values, is_secret_path, redact, scrubbed_env
 from core.types import is_error
 
 # Token shapes (fake values). Sources: GitHub secret scanning patterns, gitleaks default rules.
