@@ -34,9 +34,10 @@ WARNING_TITLES: dict[str, str] = {
 """The title of a warning by its ``Warning.code`` (any other code: ``Warning``)."""
 
 INTERRUPTIONS: dict[str, str] = {
-    "user": "Interrupted: you stopped the turn.",
+    "user": "Interrupted.",
 }
-"""How an interruption reads by its recorded ``reason`` (the transcript's ``interruption`` record)."""
+"""How an interruption reads by its recorded ``reason`` (the transcript's ``interruption`` record):
+``user``, the only one recorded today, is the user's Esc (or an editor's cancel), so it needs no words."""
 
 STATUS_LABELS: dict[str, str] = {
     "pending": "awaiting approval",

@@ -93,7 +93,6 @@ class Conversation:
                     await renderer.handle(event)
         except asyncio.CancelledError:
             await renderer.interrupted()
-            await self.chat.add(NoteMessage("Interrupted. The partial answer is kept; send your next message.", kind="info"))
             raise
         except Exception as exc:  # never a traceback on screen: a clear note, and the prompt back
             log.exception("turn failed")

@@ -9,15 +9,14 @@ never as tracebacks.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.types import Decision, ToolCall, ToolStatus
 from tui.conversation import Conversation
 from tui.engine import Engine
-from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, ThinkingBlock, ToolCallLine, thinking_text
+from tui.turn import TurnRenderer, TurnView
+from tui.widgets.chat import NoteMessage
 from tui.widgets.pasted import user_message
 
 if TYPE_CHECKING:
@@ -89,90 +88,36 @@ class Sessions:
             await self.restore(loaded)
 
     async def restore(self, loaded: Any) -> None:
-        """Redraw a loaded session: chat (newest records), trace and context pane (f2 reads the session for the rest)."""
-        records = [r for r in loaded.records if r.get("kind") in {"user", "assistant", "tool_result", "interruption", "error"}]
-        calls: dict[str, ToolCall] = {}
-        for record in loaded.records:
-            for call in record.get("tool_calls") or []:
-                calls[call["id"]] = _call(call)
-        if len(records) > RESTORE_RECORDS:
-            await self._note(f"{len(records) - RESTORE_RECORDS} earlier items are in the transcript (f2).")
-            records = records[-RESTORE_RECORDS:]
-        widgets: list[Any] = []
-        finishes: list[tuple[AssistantMessage, str, bool, str]] = []
-        for record in records:
-            kind = record["kind"]
-            if kind == "user":
-                widgets.append(user_message(record["content"]))
-            elif kind == "assistant":
-                thinking = thinking_text(record.get("thinking"))
-                if thinking:
-                    widgets.append(ThinkingBlock(thinking, finished=True))
-                stop_reason = str(record.get("stop_reason") or "")
-                if record["content"] or record.get("interrupted") or stop_reason not in NORMAL_STOPS:
-                    message = AssistantMessage()
-                    widgets.append(message)
-                    finishes.append((message, record["content"], bool(record.get("interrupted")), stop_reason))
-            elif kind == "tool_result":
-                call = calls.get(record["tool_call_id"]) or ToolCall(id=record["tool_call_id"], name=record.get("name", "tool"))
-                line = ToolCallLine(call)
-                line.set_status(record.get("status") or (ToolStatus.ERROR if record.get("is_error") else ToolStatus.SUCCESS), record.get("duration"), _number(record.get("waited")))
-                widgets.append(line)
-            elif kind == "interruption":
-                widgets.append(NoteMessage("Interrupted.", kind="info"))
-            elif kind == "error":
-                widgets.append(NoteMessage(record.get("message", ""), kind="error", title="The turn failed"))
-        if widgets:
-            await self.chat.add(*widgets)
-            for message, content, interrupted, stop_reason in finishes:
-                if message.is_mounted:
-                    await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
-            await self.chat.prune()
-        # each turn's stored number (derived on load for older transcripts: core.turns); notes are not turns
-        turns = [(_number(r.get("ts")), int(r["turn"]), str(r.get("content") or "")) for r in loaded.records if r.get("kind") == "user" and isinstance(r.get("turn"), int) and not r.get("note")]
-        await self._restore_trace(loaded.trace, turns)
+        """Redraw a loaded session: its newest turns replayed through the live turn's renderer (chat, trace,
+        status line), then the context pane (f2 reads the session for the rest).
+
+        The recorded conversation is turned back into the events its turns streamed
+        (:func:`core.sessions.replay.replay`) and each is applied by :class:`TurnRenderer`, the code
+        that drew it live: a resumed error, denial or interruption reads as it did.
+        """
+        from core import events as ev
+        from core.sessions.replay import Interrupted, Note, replay
+
+        messages, incidents, earlier = _newest(loaded.messages, loaded.incidents, RESTORE_RECORDS)
+        if earlier:
+            await self._note(f"{earlier} earlier items are in the transcript (f2).")
+        view = TurnView(chat=self.chat, trace=self.trace, status=self.conversation.status, post=_dropped, metrics=_no_metrics, replaying=True)
+        renderer = TurnRenderer(view, "")
+        for event in replay(messages, incidents, loaded.trace):
+            if isinstance(event, ev.TurnStarted):
+                await self.chat.add(user_message(event.query))
+                renderer = TurnRenderer(view, event.query)
+                await renderer.handle(event)
+            elif isinstance(event, Note):
+                await self.chat.add(user_message(event.text))
+            elif isinstance(event, Interrupted):
+                await renderer.interrupted(event.reason)
+            else:
+                await renderer.handle(event)
+        self.trace.interrupt_running()
+        self.conversation.status.set_state("ready")
         self.files.refresh()
         await self._note(f"Resumed session {loaded.session_id}.")
-
-    async def _restore_trace(self, entries: list[dict[str, Any]], turns: list[tuple[float, int, str]] | None = None) -> None:
-        """Redraw the newest calls of the trace (the pane keeps ``max_live`` of them mounted anyway).
-
-        ``turns`` are the user turns' (time, number, query), oldest first: each call goes under
-        the turn it was made in, with the number the turn had live. Transcripts written before approval waits were recorded
-        (no ``approval_requested``, no ``waited``) show the decision without a wait.
-        """
-        trace = self.trace
-        order: dict[str, None] = {}
-        for entry in entries:
-            call_data = entry.get("call")
-            if isinstance(call_data, dict):
-                order[str(call_data.get("id", ""))] = None
-        shown = set(list(order)[-trace.max_live :])
-        times = [when for when, _, _ in turns or []]
-        for entry in entries:
-            call_data = entry.get("call")
-            if not isinstance(call_data, dict) or str(call_data.get("id", "")) not in shown:
-                continue
-            call = _call(call_data)
-            kind = entry.get("kind")
-            index = bisect.bisect_right(times, _number(entry.get("ts"))) if times else 0
-            if index:
-                _, number, query = (turns or [])[index - 1]
-                trace.begin_turn(number, query)
-            if kind == "tool_call_started":
-                await trace.started(call)
-            elif kind == "approval_requested":
-                await trace.pending(call)
-            elif kind == "tool_call_finished":
-                await trace.finished(
-                    call, entry.get("status", ""), entry.get("result", ""), _number(entry.get("duration")), waited=_number(entry.get("waited"))
-                )
-            elif kind == "approval":
-                decision = str(entry.get("decision", ""))
-                label = Decision(decision).value if decision in Decision._value2member_map_ else decision
-                waited = entry.get("waited")
-                await trace.approval(call, label.replace("_", " "), bool(entry.get("automatic")), _number(waited) if waited is not None else 0.0)
-        trace.interrupt_running()
 
     async def new(self) -> None:
         """``/new``: a fresh conversation in a new transcript."""
@@ -249,12 +194,20 @@ def export_path(session_id: str) -> Path:
     return paths.state_dir() / "exports" / name
 
 
-def _number(value: Any) -> float:
-    try:
-        return float(value or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
+def _newest(messages: list[Any], incidents: list[Any], count: int) -> tuple[list[Any], list[Any], int]:
+    """The newest ``count`` messages from a turn's start (and their incidents, placed anew), and how many were left out."""
+    cut = max(0, len(messages) - count)
+    if cut:
+        starts = [i for i in range(cut, len(messages)) if messages[i].get("role") == "user"]
+        cut = starts[0] if starts else cut
+    kept = [{**incident, "at": int(incident.get("at") or 0) - cut} for incident in incidents if int(incident.get("at") or 0) >= cut]
+    left_out = cut + sum(1 for incident in incidents if int(incident.get("at") or 0) < cut)
+    return messages[cut:], kept, left_out
 
 
-def _call(data: dict[str, Any]) -> ToolCall:
-    return ToolCall(id=str(data.get("id", "")), name=str(data.get("name", "tool")), parameters=dict(data.get("parameters") or {}))
+def _dropped(message: Any) -> None:
+    """A replayed turn asks nothing of the app (no query back to the prompt, no files offered)."""
+
+
+def _no_metrics() -> None:
+    return None

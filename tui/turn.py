@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from core import events as ev
+from core import narration
 from core.types import Decision, ToolCall
 from tui import runtime
 from tui.format import truncate_lines
@@ -25,13 +26,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DIFF_LINES = 60
-_ERROR_TITLES = {
-    "llm_error": "The model call failed",
-    "incomplete_response": "The answer is incomplete",
-    "resource_exhaustion": "Limit reached",
-    "tool_execution_error": "A tool failed",
-}
-_WARNING_TITLES = {"context_80": "Context almost full", "retry": "Retrying", "session_not_saved": "Session not saved"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +39,9 @@ class TurnView:
     """Posts the turn's messages (:class:`TurnRenderer.QueryReturned`, :class:`TurnRenderer.FilesSuggested`) to the app."""
     metrics: Callable[[], "dict[str, Any] | None"]
     """The handler's resource metrics (None when unavailable)."""
+    replaying: bool = False
+    """Redrawing a recorded session (``core.sessions.replay``): what happened is shown as it was live,
+    but nothing is asked of the user now (no query goes back to the prompt, no files are offered)."""
 
 
 class TurnRenderer:
@@ -82,6 +79,8 @@ class TurnRenderer:
         self.ended = False
         self.calls_started = 0
         """Tool calls started in this turn: the status line counts a call when it starts."""
+        self.cut = False
+        """The last message was closed as interrupted already (a replayed partial answer): an interruption adds no other."""
 
     async def _message(self) -> AssistantMessage:
         if self.current is None:
@@ -109,7 +108,8 @@ class TurnRenderer:
                 self.trace.begin_turn(number, self.query)
                 self.status.update_metrics({"user_turns": number, "tool_calls_this_turn": 0})
                 self.status.set_state(WAITING)
-                self.view.post(self.FilesSuggested(list(files)))
+                if not self.view.replaying:
+                    self.view.post(self.FilesSuggested(list(files)))
             case ev.ThinkingDelta(text=text):
                 if self.thinking is None:
                     self.thinking = ThinkingBlock()
@@ -122,6 +122,7 @@ class TurnRenderer:
                 self.status.set_state(STREAMING)
                 await (await self._message()).append(text)
             case ev.AssistantMessage(content=content, interrupted=interrupted, stop_reason=stop_reason):
+                self.cut = interrupted
                 if self.current is None and (content or stop_reason not in NORMAL_STOPS):
                     await self._message()
                 if content or self.current is not None:
@@ -157,7 +158,7 @@ class TurnRenderer:
                 else:
                     self.status.set_state(WAITING)  # the refusal goes back to the model
             case ev.Warning(code=code, message=message):
-                await self.chat.add(NoteMessage(message, kind="warning", title=_WARNING_TITLES.get(code, "Warning")))
+                await self.chat.add(NoteMessage(message, kind="warning", title=narration.warning_title(code)))
             case ev.MetricsUpdated(metrics=metrics):
                 self.status.update_metrics(self._counted(metrics))
             case ev.TurnCompleted(result=result):
@@ -222,20 +223,22 @@ class TurnRenderer:
 
         ``cut_short``: an answer had begun and the connection or the provider's error ended it.
         """
-        title = _ERROR_TITLES.get(reason, "The turn failed")
+        title = narration.error_title(reason)
         body = message or reason
-        if not self.answered or cut_short or reason == "incomplete_response":
+        if self.view.replaying:
+            pass  # the prompt holds what the user types now
+        elif not self.answered or cut_short or reason == "incomplete_response":
             body += "\nYour message is back in the prompt: press Enter to send it again."
             self.view.post(self.QueryReturned(self.query))
         await self.chat.add(NoteMessage(body, kind="error", title=title))
 
-    async def interrupted(self) -> None:
-        """The user cancelled the turn: keep what streamed, marked interrupted."""
+    async def interrupted(self, reason: str = "user") -> None:
+        """The turn was cancelled (``reason`` as recorded): keep what streamed, marked interrupted, and say so."""
         self.ended = True
         self._close_thinking()
         if self.current is not None:
             await self._close_current(interrupted=True)
-        else:
+        elif not self.cut:
             message = AssistantMessage()
             await self.chat.add(message)
             await message.finish(interrupted=True)
@@ -243,3 +246,5 @@ class TurnRenderer:
         for line in self.tool_lines.values():
             if line.status in ("running", "pending"):
                 line.set_status("interrupted", None)
+        advice = "" if self.view.replaying else " The partial answer is kept; send your next message."
+        await self.chat.add(NoteMessage(narration.interruption_text(reason) + advice, kind="info"))

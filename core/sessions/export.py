@@ -14,7 +14,7 @@ from core import narration
 from core.sessions.errors import ExportError, describe_os_error
 from core.sessions.fsutil import atomic_write
 from core.sessions.load import Incident, LoadedSession
-from core.sessions.replay import Interrupted, Note, Replayed, replay
+from core.sessions.replay import Interrupted, Note, Replayed, replay, thinking_text
 from core.types import Message, ToolStatus
 
 
@@ -88,7 +88,6 @@ class _MarkdownWriter:
         self.parts = [header]
         self._question = -1
         """The part holding the current turn's question (its heading says so when the turn is retracted)."""
-        self._thinking: list[str] = []
 
     def handle(self, event: Replayed) -> None:
         match event:
@@ -97,11 +96,8 @@ class _MarkdownWriter:
                 self.parts.append(f"{_user_heading(turn)}\n\n{query}")
             case Note(text=text):
                 self.parts.append(f"## User\n\n{text}")
-            case ev.ThinkingDelta(text=text):
-                self._thinking.append(text)
             case ev.AssistantMessage():
-                self.parts.append(_assistant(event, "\n\n".join(self._thinking)))
-                self._thinking.clear()
+                self.parts.append(_assistant(event))
             case ev.ToolCallFinished():
                 self.parts.append(_tool_block(event))
             case ev.Warning(code=code, message=message):
@@ -129,11 +125,12 @@ def _quoted(label: str, title: str, message: str) -> str:
     return f"> **{label}** · {title}: " + message.replace("\n", "\n> ")
 
 
-def _assistant(message: ev.AssistantMessage, thinking: str) -> str:
+def _assistant(message: ev.AssistantMessage) -> str:
     note = narration.stop_note(message.stop_reason, message.interrupted)
     if note and message.error.get("kind"):
         note += f" ({message.error['kind']}; its error follows)"
     lines = [f"## Assistant ({note})" if note else "## Assistant"]
+    thinking = thinking_text(message.thinking, redacted=True)
     if thinking:
         lines.append("<details><summary>thinking</summary>\n\n" + _fence(thinking, "") + "\n\n</details>")
     if message.content:

@@ -175,8 +175,9 @@ def _status(result: Message | None) -> str:
     return ToolStatus.ERROR if result.get("is_error") else ToolStatus.SUCCESS
 
 
-def thinking_text(blocks: Any) -> str:
-    """The readable reasoning of an assistant message's ``thinking`` blocks (a redacted one says so)."""
+def thinking_text(blocks: Any, *, redacted: bool = False) -> str:
+    """The readable reasoning of an assistant message's ``thinking`` blocks (as streamed live: a redacted
+    block streams nothing; ``redacted``: it says so, for a record of the message)."""
     if isinstance(blocks, str):
         return blocks
     parts = []
@@ -184,7 +185,7 @@ def thinking_text(blocks: Any) -> str:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "redacted_thinking":
-            parts.append("(redacted by the provider)")
+            parts.append("(redacted by the provider)" if redacted else "")
         elif isinstance(block.get("thinking") or block.get("text"), str):
             parts.append(str(block.get("thinking") or block.get("text")))
     return "\n\n".join(part for part in parts if part)

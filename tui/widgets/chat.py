@@ -353,17 +353,6 @@ class ThinkingBlock(Collapsible):
             self._flush()
 
 
-def thinking_text(blocks: Any) -> str:
-    """The readable text of an assistant message's recorded thinking blocks (redacted ones have none)."""
-    parts = []
-    for block in blocks if isinstance(blocks, (list, tuple)) else ():
-        if isinstance(block, dict):
-            text = block.get("thinking") if block.get("type") == "thinking" else block.get("text")
-            if isinstance(text, str) and text.strip():
-                parts.append(text.strip())
-    return "\n\n".join(parts)
-
-
 class ToolCallLine(Static):
     """A compact line in the chat for one tool call."""
 
