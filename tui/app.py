@@ -27,7 +27,7 @@ from tui.focus import PaneFocus
 from tui.filters import ControlCharacterFilter
 from tui.palette import AssistantCommands
 from tui.screens.text_view import TextViewScreen
-from tui.help import help_renderable, key_sections
+from tui.help import key_sections
 from tui.sessions import Sessions
 from tui.startup import StartUp
 from tui.slash import CommandContext
@@ -36,6 +36,7 @@ from tui.widgets.chat_view import ScrollTarget
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane, EntryMessage
 from tui.widgets.footer import KeyFooter
+from tui.widgets.pasted import PastedMessage
 from tui.widgets.prompt import PromptArea, PromptInput
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
@@ -120,10 +121,6 @@ class AssistantApp(App[None]):
                 yield self.trace
         yield self.status
         yield KeyFooter()
-
-    def help_renderable(self) -> Any:
-        """``/help``'s keys and commands."""
-        return help_renderable(key_sections(self.BINDINGS), COMMANDS)
 
     async def on_mount(self) -> None:
         self.prompt.focus()
@@ -220,6 +217,10 @@ class AssistantApp(App[None]):
     @on(TurnRenderer.FilesSuggested)
     def _files_suggested(self, event: TurnRenderer.FilesSuggested) -> None:
         self.file_context.suggest(event.paths)
+
+    @on(PastedMessage.ViewRequested)
+    def _view_paste(self, event: PastedMessage.ViewRequested) -> None:
+        self.push_screen(TextViewScreen(event.title, event.text))
 
     @on(ToolCallView.ViewRequested)
     def _view_call(self, event: ToolCallView.ViewRequested) -> None:

@@ -19,6 +19,7 @@ from tests.tui.conftest import FixedClock, Gate, ScriptedHandler, refreshed, set
 from tui.app import AssistantApp, make_app
 from tui.widgets.chat import AssistantMessage, NoteMessage, ToolCallLine
 from tui.widgets.chat_view import NewOutputMarker
+from tests.tui.app_help import app_help
 
 SIZE = (100, 32)
 CALL = ToolCall(id="call_1", name="readFile", parameters={"path": "src/auth.py"})
@@ -207,7 +208,7 @@ def test_help_lists_the_chat_keys(settings, project) -> None:
     from rich.console import Console
 
     console = Console(width=120, record=True, file=io.StringIO())
-    console.print(build(settings, project, []).help_renderable())
+    console.print(app_help())
     text = console.export_text()
     for key, where in [("pageup", "prompt"), ("pagedown", "prompt"), ("ctrl+home", "prompt"), ("ctrl+end", "prompt"), ("end", "chat")]:
         assert any(line.split()[:1] == [key] and line.rstrip().endswith(where) for line in text.splitlines()), (key, where)

@@ -14,6 +14,7 @@ from core.types import ToolCall
 from tests.tui.conftest import FixedClock, Gate, ScriptedHandler, finish_turn, send, text_reply, wait_for
 from tests.tui.test_key_burst import burst, typed
 from tui.app import AssistantApp, make_app
+from tests.tui.app_help import app_help
 
 SIZE = (80, 24)
 ECHO = ToolCall(id="c1", name="echo", parameters={"text": "hi"})
@@ -130,7 +131,7 @@ async def test_ctrl_l_goes_to_the_chat_and_back(settings, project: Path) -> None
         await pilot.press("ctrl+l")
         await wait_for(pilot, lambda: app.focused is app.prompt)
     console = Console(width=120, record=True, file=io.StringIO())
-    console.print(app.help_renderable())
+    console.print(app_help())
     rows = [line.split() for line in console.export_text().splitlines()]
     assert any(row[:1] == ["ctrl+l"] and "chat" in " ".join(row) for row in rows)
     assert any(row[:1] == ["u"] and row[-1] == "context" for row in rows)

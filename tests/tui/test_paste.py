@@ -19,6 +19,7 @@ from tui.app import AssistantApp, make_app
 from tui.paste import PasteStore, describe, is_large, segments
 from tui.widgets.chat import UserMessage
 from tui.widgets.pasted import PastedMessage
+from tests.tui.app_help import app_help
 
 LOG = "".join(f"2026-11-23 12:00:{i % 60:02d} INFO worker-{i % 7} handled request {i} in {i % 97} ms\n" for i in range(2000))
 CHIP = f"[pasted #1: {describe(LOG)}]"
@@ -29,7 +30,7 @@ SHORT_CHIP = f"[pasted #1: {describe(SHORT_LOG)}]"
 def test_help_lists_the_paste_keys(settings, project) -> None:
     """/help has the prompt's f4 and the keys of a pasted message in the chat, with where they work."""
     console = Console(width=120, record=True, file=io.StringIO())
-    console.print(make_app(settings, handler=ScriptedHandler([], project_root=project, settings=settings)).help_renderable())
+    console.print(app_help())
     rows = [line.split() for line in console.export_text().splitlines()]
     for key, where in [("f4", ["prompt"]), ("enter", ["paste"]), ("v", ["paste"])]:
         assert any(row[:1] == [key] and row[-len(where):] == where and "past" in " ".join(row) for row in rows), (key, where)

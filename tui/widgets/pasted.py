@@ -7,9 +7,9 @@ from typing import Sequence
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.message import Message
 
 from tui.paste import describe, segments
-from tui.screens.text_view import TextViewScreen
 from tui.widgets.chat import UserMessage
 
 PREVIEW_LINES = 12
@@ -41,6 +41,14 @@ class PastedMessage(UserMessage, can_focus=True):
     }
     """
 
+    class ViewRequested(Message):
+        """The user asked to see the message's pastes whole (v); the app opens them in a text view."""
+
+        def __init__(self, title: str, text: str) -> None:
+            super().__init__()
+            self.title = title
+            self.text = text
+
     def __init__(self, text: str, parts: list[tuple[str, bool]]) -> None:
         super().__init__(text)
         self.parts = parts
@@ -71,10 +79,10 @@ class PastedMessage(UserMessage, can_focus=True):
         self.update(out)
 
     def action_view(self) -> None:
-        """Open the message's pastes in a scrollable, read-only view."""
+        """Ask for the message's pastes in a scrollable, read-only view."""
         pastes = [part for part, is_paste in self.parts if is_paste]
         title = f"pasted {describe(pastes[0])}" if len(pastes) == 1 else f"{len(pastes)} pastes"
-        self.app.push_screen(TextViewScreen(title, "\n".join(pastes)))
+        self.post_message(self.ViewRequested(title, "\n".join(pastes)))
 
     def action_toggle(self) -> None:
         """Show or hide the pasted text."""
