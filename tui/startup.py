@@ -104,7 +104,8 @@ class StartUp:
         """
         if self.engine.load_settings is None:
             return
-        from core.trust import TrustError, pending_trust, trust_project
+        from core.trust import TrustError, trust_project
+        from core.trust_changes import pending_trust
         from tui.screens.trust import TrustScreen
 
         root = self.engine.project_root

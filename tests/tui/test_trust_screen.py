@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from core.config import load_settings
-from core.trust import is_trusted, project_changes, trust_project, trusted_projects_file
+from core.trust import is_trusted, trust_project, trusted_projects_file
+from core.trust_changes import project_changes
 from tests.tui.conftest import FixedClock, settle, wait_for, widgets
 from tests.tui.test_snapshots import build
 from tui.app import AssistantApp, make_app
@@ -139,7 +140,7 @@ class TestTrustSmall:
 
 def test_the_repositorys_text_is_shown_never_obeyed() -> None:
     """Values, server names and commands come from the repository: escapes and bidi controls are shown as symbols."""
-    from core.trust import ProjectChanges, ServerChange, SettingChange
+    from core.trust_changes import ProjectChanges, ServerChange, SettingChange
     from tui.screens.trust import describe_changes
 
     hostile = "ok\x1b]8;;http://127.0.0.1:9\x07click\x1b[2J\u202egnp.exe"

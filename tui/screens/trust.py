@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from core.text import visible_text
-from core.trust import ProjectChanges
+from core.trust_changes import ProjectChanges
 
 
 def describe_changes(changes: ProjectChanges) -> Text:
