@@ -55,8 +55,6 @@ LIBRARY_HOOKS: dict[str, str] = {
     "confirm_ask": "aider InputOutput",
     "tool_warning": "aider InputOutput",
     "tool_error": "aider InputOutput",
-    # The openai SDK calls this on its AsyncStream (our subclass in core/providers/openai.py notes data: [DONE]).
-    "_iter_events": "openai AsyncStream: the SSE events of a streamed response",
     # pydantic-settings calls these on core.config's Settings and its sources.
     "settings_customise_sources": "pydantic-settings BaseSettings",
     "_read_file": "pydantic-settings file sources (TomlConfigSettingsSource)",

@@ -113,7 +113,10 @@ class ProviderError(Exception):
     def user_message(self) -> str:
         """One human line: what happened and what to do."""
         status = f" (HTTP {self.status})" if self.status else ""
-        return f"{self} {status}".strip() + (f". {self.hint}" if self.hint else "")
+        said = f"{self} {status}".strip()
+        if not self.hint:
+            return said
+        return f"{said} {self.hint}" if said.endswith((".", "!", "?")) else f"{said}. {self.hint}"
 
 
 def _kind_of(said: str) -> ErrorKind | None:
@@ -135,7 +138,7 @@ def classify_stream_error(provider: str, etype: str, code: str, message: str) ->
     """
     etype, code, message = str(etype or ""), str(code or ""), str(message or "")
     kind = _kind_of(" ".join(part for part in (etype, code, message) if part))
-    named = ", ".join(dict.fromkeys(part for part in (etype, code) if part and part not in message))
+    named = ", ".join(dict.fromkeys(f"code {part}" if part.isdigit() else part for part in (etype, code) if part and part not in message))
     said = f" ({named})" if named else ""
     if kind is None:
         text = f"{provider} reported an error in the stream{said}: {message or 'no details'}"

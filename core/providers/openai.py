@@ -358,24 +358,35 @@ _STREAM_CLASS: Any = None
 
 
 def _stream_class() -> Any:
-    """The SDK's stream of chunks, also noting whether ``data: [DONE]`` arrived.
+    """The SDK's stream of chunks, also noting whether ``data: [DONE]`` arrived (``stream.done``).
 
     The SDK ends iteration quietly both at ``[DONE]`` and when the body just stops; only
-    the first means the response is complete.
+    the first means the response is complete. The SDK's own event decoder notes it as it
+    decodes each line (no generator of ours in the chain the SDK closes on an error).
     """
     global _STREAM_CLASS
     if _STREAM_CLASS is None:
         import openai
+        from openai._streaming import SSEDecoder
         from openai.types.chat import ChatCompletionChunk
 
-        class ChunkStream(openai.AsyncStream[ChatCompletionChunk]):  # type: ignore[misc]
+        class DoneNotingDecoder(SSEDecoder):
             done = False
 
-            async def _iter_events(self) -> Any:
-                async for sse in super()._iter_events():
-                    if sse.data.startswith("[DONE]"):
-                        self.done = True
-                    yield sse
+            def decode(self, line: str) -> Any:
+                event = super().decode(line)
+                if event is not None and event.data.startswith("[DONE]"):
+                    self.done = True
+                return event
+
+        class ChunkStream(openai.AsyncStream[ChatCompletionChunk]):  # type: ignore[misc]
+            def __init__(self, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                self._decoder = DoneNotingDecoder()
+
+            @property
+            def done(self) -> bool:
+                return bool(getattr(self._decoder, "done", False))
 
         _STREAM_CLASS = ChunkStream
     return _STREAM_CLASS
