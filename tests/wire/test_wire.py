@@ -5,8 +5,17 @@ the bytes come from; ``API``; optionally ``STATUS``, ``CONTENT-TYPE``, ``FRAMING
 blank line, then the response body exactly as the server sent it. The fake server
 replays the body (:class:`tests.fake_llm.Raw`) to a real handler on the real
 ``anthropic``/``openai`` SDK; every stream must end in the right answer, the right tool
-calls with a valid follow-up request (ids matching), or a precise error: never a
-traceback, never a silent truncation.
+calls with a valid follow-up request (ids matching, and whatever the provider asks to
+get back, as received: thinking blocks, reasoning fields, OpenRouter's
+``reasoning_details``, Gemini's ``extra_content``, server tools' blocks), or a precise
+error in the provider's own words: never a traceback, never a silent truncation.
+Each stream is also run through ``assistant-tui -p`` in both output forms, plain text
+and jsonl.
+
+Where the bytes come from: recordings of live services (most from charmbracelet/fantasy's
+go-vcr cassettes, see ``streams/NOTICE``), SDK fixtures, streams quoted in public
+repositories, and, where no recording was found, streams written from the service's
+documentation; each SOURCE line says which.
 """
 
 from __future__ import annotations
