@@ -421,3 +421,28 @@ async def test_a_paused_turn_counts_against_the_turns_limit(fake_llm: FakeLLM, t
     assert isinstance(failed, ev.TurnFailed) and failed.reason == "resource_exhaustion", failed
     assert failed.result["metadata"].get("resource") == "turns" and len(fake_llm.requests) == 1
     assert_history_valid(handler.conversation_history)
+
+
+@pytest.mark.parametrize("name", ["anthropic_pause_turn_web_search", "openrouter_gemini_tool_call", "gemini_openai_compat_thought_signature"])
+async def test_what_goes_back_survives_the_transcript(name: str, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """Resumed from its transcript, the conversation sends back exactly what the live one did."""
+    from core.sessions.load import load_session
+    from core.sessions.recorder import SessionRecorder
+    from core.sessions.session import Session
+    from core.sessions.writer import SessionWriter
+
+    fields, body = load(name)
+    api = fields["API"]
+    handler = handler_for(api, fake_llm, tmp_path)
+    writer = SessionWriter(Session(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
+    handler.add_observer(SessionRecorder(writer))
+    fake_llm.script(Raw(body), Reply(text="recovered"))
+    events = [event async for event in handler.stream_query("go")]
+    assert isinstance(events[-1], ev.TurnCompleted)
+    writer.close()
+    loaded = load_session(tmp_path / "s.jsonl")
+    assert [m.get("thinking") for m in loaded.messages] == [m.get("thinking") for m in handler.conversation_history]
+    resumed = handler_for(api, fake_llm, tmp_path)
+    live = handler.model_provider.convert_messages(handler.conversation_history)
+    again = resumed.model_provider.convert_messages(loaded.messages)
+    assert again == live
