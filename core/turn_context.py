@@ -21,13 +21,20 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from core.handlers.budget import estimate_text_tokens
-from core.handlers.rereads import picked_as_read
+from core.tokens import estimate_text_tokens
 
 log = logging.getLogger(__name__)
 
 Part = dict[str, Any]
 """``{"kind": "file" | "note" | "text", "text": str}``; file parts also carry ``path`` and ``digest``."""
+
+
+def picked_as_read(shown: str, call_id: str) -> str:
+    """A picked file's part when an earlier readFile result already shows all of it (:mod:`core.handlers.rereads`)."""
+    return (
+        f"[{shown} was picked into the context; its current text is the whole result of readFile call {call_id} "
+        "earlier in this conversation.]"
+    )
 
 
 def content_digest(content: str) -> str:

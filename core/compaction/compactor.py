@@ -28,7 +28,7 @@ from core.compaction.apply import apply_compaction, prune_pointer, replay
 from core.compaction.carry import carry_over
 from core.compaction.probe import probe_window
 from core.compaction.summary import SUMMARY_SYSTEM, render_transcript, summary_request
-from core.handlers.budget import MESSAGE_OVERHEAD, estimate_request_tokens, estimate_text_tokens
+from core.tokens import MESSAGE_OVERHEAD, estimate_request_tokens, estimate_text_tokens
 from core.models import SOURCE_SERVER, Window, resolve_window
 from core.providers.base import ProviderError, ResponseComplete
 from core.turn_context import file_part
@@ -141,6 +141,10 @@ class Compactor:
         window = self._resolve(self._reported.get(key))
         learned = self._learned.get(key)
         self.window = learned if learned is not None and learned.tokens < window.tokens else window
+        provider = self.handler.model_provider
+        asked = getattr(provider, "max_tokens", None)
+        if self.window.output and isinstance(asked, int) and asked > self.window.output:
+            provider.max_tokens = self.window.output  # claude-3-haiku refuses max_tokens 8192: its output limit is 4,096
         return self.window
 
     def learn_limit(self, said: str, estimate: int) -> None:
@@ -187,9 +191,11 @@ class Compactor:
 
     def estimate(self, system_prompt: str, tools: Sequence[dict[str, Any]]) -> int:
         """The next request's tokens: the handler's context figure, or the whole request's estimate if larger."""
+        if self.handler.last_usage is not None:  # the reported prompt plus what was added since: no pass over the history
+            return int(self.handler.context_meter(0).tokens)
         history = self.handler.conversation_history
         whole = estimate_request_tokens(system_prompt, history, tools) + sum(estimate_text_tokens(m.get("context") or "") for m in history)
-        return max(whole if self.handler.last_usage is None else 0, self.handler.context_meter(whole).tokens)
+        return max(whole, int(self.handler.context_meter(whole).tokens))
 
     def over_threshold(self, tokens: int) -> bool:
         share = float(getattr(self.handler.config, "compact_at", 0.85) or 0)

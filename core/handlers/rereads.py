@@ -109,10 +109,3 @@ def picked_pointer(shown: str) -> str:
         "picked into the context. Use that copy; read a line range if you need line numbers.]"
     )
 
-
-def picked_as_read(shown: str, call_id: str) -> str:
-    """A picked file's part when an earlier readFile result already shows all of it."""
-    return (
-        f"[{shown} was picked into the context; its current text is the whole result of readFile call {call_id} "
-        "earlier in this conversation.]"
-    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable, Mapping
 
-from core.handlers.budget import MESSAGE_OVERHEAD, estimate_text_tokens
+from core.tokens import MESSAGE_OVERHEAD, estimate_text_tokens
 from core.pricing import PriceTable
 from core.turns import current_turn
 from core.usage import Budget, Usage, UsageLedger, estimate_step, output_allowance

@@ -30,6 +30,7 @@ from core.gitutil import GitRefused, run_git
 from core.globs import is_glob, relative_pattern, select
 from core.memory.index import FileIndex, FileMetadata, ignored_by_gitignore_files
 from core.text import human_size
+from core.tokens import CHARS_PER_TOKEN
 from core.secrets import contains_private_key, is_secret_path, looks_like_private_key, scrubbed_env
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,6 @@ MAX_FILE_BYTES = 256 * 1024
 """Largest file sent to the model whole (picked into the context, or read whole by ``readFile``)."""
 SNIFF_BYTES = 8192
 """A NUL byte within this many leading bytes makes a file binary (git's own test)."""
-CHARS_PER_TOKEN = 4.0
-"""The token heuristic of :mod:`core.handlers.budget`, applied to a file's size."""
 _GIT_TIMEOUT = 10.0
 
 RefusalCode = Literal[

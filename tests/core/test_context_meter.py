@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.handlers.budget import estimate_text_tokens
+from core.tokens import estimate_text_tokens
 from core.memory.policy import estimate_file_tokens
 from tests.fake_llm import FakeLLM, Reply
 
