@@ -131,3 +131,14 @@ async def test_the_handler_asks_once_and_the_meter_uses_it(window_server: tuple[
     metrics = handler.get_resource_metrics()
     assert (metrics["context_window"], metrics["context_window_source"]) == (24_576, "server")
     assert asked == ["GET /v1/models"]
+
+
+async def test_the_output_limit_caps_what_a_request_asks_for(fake_llm: Any, tmp_path: Path) -> None:
+    from core.providers.anthropic import ClaudeProvider
+    from tests.fake_llm import Reply
+
+    provider = ClaudeProvider("claude-3-haiku-20240307", base_url=fake_llm.anthropic_url, api_key="k", max_retries=0)
+    handler = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=0))
+    fake_llm.script(Reply(text="ok"))
+    assert (await handler.handle_query("hi"))["content"] == "ok"
+    assert fake_llm.requests[0].body["max_tokens"] == 4_096  # the default 8,192 is refused by this model
