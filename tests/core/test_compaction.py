@@ -21,7 +21,7 @@ from core.handlers.passthrough import PassthroughHandler
 from core.session import Session
 from core.tools.files import READ_FILE_SPEC, read_file_tool
 from tests.core.conftest import assert_history_valid, make_provider
-from tests.fake_llm import FakeLLM, Raw, Reply
+from tests.fake_llm import FakeLLM, Raw, Reply, Tool
 from tests.scripted_session import FACTS, PLANT, PROMPT_TOO_LONG, WINDOW, ScriptedModel, project, request_text, request_tokens, session_script
 
 
@@ -162,3 +162,36 @@ async def test_compact_command_between_turns(fake_llm: FakeLLM, tmp_path: Path, 
     events = await run(session, "what is the owner?")
     assert events[-1].result["content"] == "The owner is Priya Natarajan."
     assert not model.problems
+
+
+async def test_compacting_inside_a_tool_loop_keeps_the_signed_thinking_the_api_checks(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """With extended thinking on, the assistant message of the running tool loop keeps its thinking blocks as sent
+    (the fake server answers 400 otherwise, as Anthropic does), and no tool result loses its call."""
+    model = ScriptedModel()
+    steps = [
+        Reply(thinking="Read the first file.", tools=[Tool("readFile", {"path": "big_1.py"})]),
+        Reply(thinking="Now the second.", tools=[Tool("readFile", {"path": "big_2.py"})]),
+        Reply(thinking="And the third.", tools=[Tool("readFile", {"path": "big_3.py"})]),
+        Reply(text="Read all three."),
+    ]
+
+    started: list[bool] = []
+
+    def respond(request: Any) -> Any:
+        if SUMMARY_SYSTEM[:40] in request.system or not (started or request.last_user_text().startswith("read three")):
+            return model(request)
+        started.append(True)  # the turn's user message may be summarised away after this
+        return steps.pop(0)
+
+    fake_llm.responder = respond
+    handler = handler_for("anthropic", fake_llm, project(tmp_path), context_window=9_000, thinking="1024", max_tool_calls=5)
+    session = Session(handler)
+    for turn in range(1, 4):
+        await run(session, session_script(turn))
+    events = await run(session, "read three files please")
+    assert isinstance(events[-1], ev.TurnCompleted), events[-1]
+    assert events[-1].result["content"] == "Read all three."
+    assert [e for e in events if isinstance(e, ev.Warning) and e.code == "compacted"], "no compaction inside the tool loop"
+    assert not fake_llm.rejected and not model.problems, (fake_llm.rejected, model.problems)
+    assert max(request_tokens(r) for r in fake_llm.requests) <= 9_000
+    assert_history_valid(handler.conversation_history)
