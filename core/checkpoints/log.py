@@ -10,7 +10,7 @@ Two transcript record kinds (``core/sessions/records.py``):
 - ``rewind``: ``turn`` (rewound to before that turn), ``files`` and ``conversation`` (what
   was rewound), ``kept`` (files left alone because they changed outside the app). A
   conversation rewind makes the loader drop the rewound turns' messages (``--continue``
-  resumes the rewound conversation).
+  resumes the rewound conversation: :func:`core.sessions.records.drop_rewound`).
 
 Undoing "everything from position p" restores, for each path any later checkpoint changed,
 the content before the first of them, and expects on disk the content after the last.
@@ -127,29 +127,3 @@ def _valid(record: Mapping[str, Any]) -> bool:
     if record.get("kind") == "checkpoint":
         return isinstance(record.get("before"), str) and isinstance(record.get("after"), str)
     return isinstance(record.get("turn"), int)
-
-
-REWOUND_KINDS = frozenset({"user", "assistant", "tool_result", "interruption", "warning", "error", "trace", "compaction"})
-"""Records a conversation rewind removes (their usage stays: a rewound response was still paid for; a compaction
-made during the rewound turns summarised them, so it goes too)."""
-
-
-def drop_rewound(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``records`` without the turns each conversation ``rewind`` record took back (for the loader)."""
-    if not any(r.get("kind") == "rewind" and r.get("conversation") for r in records):
-        return records
-    kept: list[dict[str, Any]] = []
-    for record in records:
-        if record.get("kind") == "rewind" and record.get("conversation") and isinstance(record.get("turn"), int):
-            start = next((i for i in range(len(kept) - 1, -1, -1) if kept[i].get("kind") == "user"
-                          and not kept[i].get("note") and kept[i].get("turn") == record["turn"]), None)
-            if start is not None:
-                tail = kept[start:]
-                del kept[start:]
-                for old in tail:
-                    if old.get("kind") not in REWOUND_KINDS:
-                        kept.append(old)
-                    elif old.get("kind") == "assistant" and isinstance(old.get("usage"), dict):
-                        kept.append({"kind": "usage", "ts": old.get("ts"), "usage": old["usage"], "turn": old.get("turn")})
-        kept.append(record)
-    return kept

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from core.sessions.errors import SessionNotFound, SessionReadError, describe_os_error
-from core.sessions.records import KINDS
+from core.sessions.records import KINDS, drop_rewound
 from core.sessions.session import Session
 from core.turn_context import attach
 from core.turns import derive_turns
-from core.checkpoints.log import drop_rewound
 from core.types import Message
 
 log = logging.getLogger(__name__)

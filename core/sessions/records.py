@@ -132,3 +132,29 @@ def one_line(text: str, limit: int = 200) -> str:
     """``text`` with whitespace collapsed, cut to ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+REWOUND_KINDS = frozenset({"user", "assistant", "tool_result", "interruption", "warning", "error", "trace", "compaction"})
+"""Records a conversation rewind removes (their usage stays: a rewound response was still paid for; a compaction
+made during the rewound turns summarised them, so it goes too)."""
+
+
+def drop_rewound(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` without the turns each conversation ``rewind`` record took back (for the loader; ``core.checkpoints.log`` writes the records)."""
+    if not any(r.get("kind") == "rewind" and r.get("conversation") for r in records):
+        return records
+    kept: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("kind") == "rewind" and record.get("conversation") and isinstance(record.get("turn"), int):
+            start = next((i for i in range(len(kept) - 1, -1, -1) if kept[i].get("kind") == "user"
+                          and not kept[i].get("note") and kept[i].get("turn") == record["turn"]), None)
+            if start is not None:
+                tail = kept[start:]
+                del kept[start:]
+                for old in tail:
+                    if old.get("kind") not in REWOUND_KINDS:
+                        kept.append(old)
+                    elif old.get("kind") == "assistant" and isinstance(old.get("usage"), dict):
+                        kept.append({"kind": "usage", "ts": old.get("ts"), "usage": old["usage"], "turn": old.get("turn")})
+        kept.append(record)
+    return kept
