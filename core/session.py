@@ -100,22 +100,26 @@ class Session:
     @property
     def approvals(self) -> frozenset[str]:
         """What the user allowed for the rest of the session (tool names and command keys)."""
-        return frozenset(self.handler.session_allowed) if self.handler is not None else frozenset()
+        return self.handler.approvals.allowed if self.handler is not None else frozenset()
 
     def set_approver(self, approve: Approver | None) -> None:
         """Who answers tool calls that need approval (the TUI's dialog, the ACP client); None denies them."""
         if self.handler is not None:
-            self.handler.approve = approve
+            self.handler.approvals.set_approver(approve)
 
     @property
     def approval_mode(self) -> str:
         """``ask``, ``allow`` or ``deny``: how tool calls that change things are approved."""
-        return str(self.handler.config.approval_mode) if self.handler is not None else "ask"
+        return self.handler.approvals.mode if self.handler is not None else "ask"
 
     def set_approval_mode(self, mode: str) -> None:
-        """Switch the approval mode (ACP's session modes); it applies from the next tool call."""
+        """Switch the approval mode (ACP's session modes); it applies from the next tool call.
+
+        Raises:
+            ValueError: ``mode`` is not ``ask``, ``allow`` or ``deny``.
+        """
         if self.handler is not None:
-            self.handler.config.approval_mode = mode
+            self.handler.approvals.set_mode(mode)
 
     def metrics(self) -> dict[str, Any]:
         """Resource use so far: turns, tool calls, tokens, context, usage and cost (SPEC 4)."""
@@ -365,7 +369,7 @@ class Session:
         self._incidents = []
         if self.handler is not None:
             self.handler.reset_conversation()
-            self.handler.session_allowed.clear()
+            self.handler.approvals.forget()
         self.context.clear(keep_picked=keep_files)
 
     def close(self) -> None:

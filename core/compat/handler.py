@@ -24,12 +24,12 @@ log = logging.getLogger(__name__)
 
 
 class BaseHandlerSpecApi:
-    """Mixed into BaseHandler; relies on its ``file_access``, ``project_root``, ``config`` and ``approve``."""
+    """Mixed into BaseHandler; relies on its ``file_access``, ``project_root``, ``config`` and ``approvals``."""
 
     file_access: Any
     project_root: Path
     config: Any
-    approve: Any
+    approvals: Any
     debug_mode: bool
     data_context: DataContext | None
     _get_relevant_files: Callable[[str], list[str]]
@@ -76,8 +76,7 @@ class BaseHandlerSpecApi:
                 project_root=self.project_root,
                 timeout=self.config.command_timeout,
                 secrets=self.config.secrets(),
-                approve=self.approve,
-                approval_mode=self.config.approval_mode,
+                approvals=self.approvals,
             )
         except Exception:  # noqa: BLE001
             log.exception("file path command failed")

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from core.approvals import Approvals
 from core.callables import call_sync_or_async
 from core.compat.handler import BaseHandlerSpecApi
 from core.config import Settings
@@ -90,7 +91,7 @@ class BaseHandler(BaseHandlerSpecApi):
         self.data_context: DataContext | None = None
         self.file_context = FileContext(self.project_root, self.file_access.policy)
         """The conversation's picked, read-only and suggested files (commanded through ``core.session.Session``)."""
-        self.approve: Approver | None = None
+        self._approvals = Approvals(self.config.approval_mode)
         self.base_system_prompt = self.config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
         # metrics
         self.turn_count = 0
@@ -99,6 +100,16 @@ class BaseHandler(BaseHandlerSpecApi):
         self.last_estimated_tokens = 0
         self._turn_started_at: float | None = None
         self._session_started_at = time.monotonic()
+
+    @property
+    def approvals(self) -> Approvals:
+        """The approval mode, who answers and the "always" answers (change them through its methods)."""
+        return self._approvals
+
+    @property
+    def approve(self) -> Approver | None:
+        """Who answers approvals (set it with ``approvals.set_approver``)."""
+        return self._approvals.approver
 
     @property
     def pinned_files(self) -> list[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from core import events as ev
+from core.approvals import DENY_MODE_REASON, Approvals, Need, Ruling, changes_things
 from core.handlers.base import BaseHandler, ToolNotFound
 from core.compaction.compactor import is_prompt_too_long
 from core.callables import call_sync_or_async
@@ -96,7 +97,6 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         self.active_subtask_id: str | None = None
         self.direct_tools: dict[str, Callable[..., Any]] = {}
         self.subtask_tools: dict[str, Callable[..., Any]] = {}
-        self.session_allowed: set[str] = set()
         self.observers: list[Any] = []
         self.retry_budget = RetryBudget()
         self.retry_base_delay = 0.5
@@ -433,11 +433,11 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             return error_result(f"Invalid arguments for {call.name}: {argument_error}. Send a JSON object matching the tool's schema."), ""
         if problem := validate_arguments(spec.get("input_schema") or {}, call.parameters):
             return error_result(f"Invalid arguments for {call.name}: {problem}"), ""
-        decision = await self._approval_for(call, spec)
-        if decision is not None and decision[1]:
-            self.emit(ev.ApprovalRecorded(call=call, decision=decision[0], automatic=True))
-        if decision is not None and decision[0] is Decision.DENY:
-            return error_result(f"Denied: {decision[2]}", reason="denied"), ToolStatus.DENIED
+        ruling = await self._approval_for(call, spec)
+        if ruling is not None and ruling.automatic:
+            self.emit(ev.ApprovalRecorded(call=call, decision=ruling.decision, automatic=True))
+        if ruling is not None and not ruling.allowed:
+            return error_result(f"Denied: {ruling.reason}", reason="denied"), ToolStatus.DENIED
 
         def sink(text: str, stream: str) -> None:
             self.emit(ev.ToolOutputChunk(call_id=call.id, text=text, stream="stderr" if stream == "stderr" else "stdout"))
@@ -466,13 +466,13 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         ``ApprovalRequested`` goes out before the prompt opens, ``ApprovalRecorded``
         (with the seconds waited) the moment the user answers.
         """
-        if self.approve is None:
+        if not self._approvals.can_ask:
             return Decision.DENY
         call = request.tool_call
         self.emit(ev.ApprovalRequested(call=call, title=request.title))
         asked = self.clock()
         try:
-            decision = await self.approve(request)
+            decision = await self._approvals.ask(request)
         finally:
             waited = self.clock() - asked
             if self._turn is not None:
@@ -486,10 +486,6 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         In read-only mode (``approval_mode=deny``) it asks the user every time (no "always"):
         the user typed the task, but read-only means nothing changes unless they say so now.
         """
-        if self.config.approval_mode != "deny":
-            return None
-        if self.approve is None:
-            return f"the approval mode is read-only (deny) and nobody can approve /task {key} here."
         shown = "\n".join(f"{name}: {value}" for name, value in inputs.items())
         request = ApprovalRequest(
             tool_call=ToolCall(id=f"task-{uuid.uuid4().hex[:8]}", name=f"/task {key}", parameters=dict(inputs)),
@@ -497,65 +493,48 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             detail=shown,
             reason="The approval mode is read-only (deny), and this task changes files.",
         )
-        try:
-            decision = Decision(await self.approve(request))
-        except Exception:  # noqa: BLE001 - a broken prompt must not run the task
-            log.exception("approval callback failed; treating as deny")
-            decision = Decision.DENY
-        return None if decision.allowed else f"you declined /task {key} (the approval mode is read-only)."
-
-    async def _approval_for(self, call: ToolCall, spec: dict[str, Any]) -> tuple[Decision, bool, str] | None:
-        """None when no approval is needed; else (decision, automatic, reason).
-
-        Read-only mode (``approval_mode=deny``) comes first: a tool that may change anything
-        (:func:`changes_things`) is refused whatever its policy, ``--yes`` or an earlier "always".
-        """
-        if self.config.approval_mode == "deny" and changes_things(call.name, spec):
-            return Decision.DENY, True, DENY_MODE_REASON
-        policy = spec.get("approval_policy")
-        if callable(policy):
-            return await self._approval_by_policy(call, await call_sync_or_async(policy, call.parameters))
-        if not spec.get("requires_approval"):
+        ruling = await self._approvals.confirm_typed(request)
+        if ruling is None or ruling.allowed:
             return None
-        mode = self.config.approval_mode
-        if mode == "allow":
-            return Decision.ALLOW_ONCE, True, ""
-        if mode == "deny":
-            return Decision.DENY, True, "tool calls that change files are denied by the approval mode (approval_mode=deny)."
-        if call.name in self.session_allowed:
-            return Decision.ALLOW_SESSION, True, ""
-        if self.approve is None:
-            return Decision.DENY, True, "nobody can approve this here (headless mode without --yes); tell the user what you wanted to do instead."
-        describe = spec.get("describe")
-        try:
-            detail = await call_sync_or_async(describe, call.parameters) if callable(describe) else _describe_parameters(call.parameters)
-        except Exception as exc:  # noqa: BLE001 - the tool itself will report the problem
-            detail = f"{_describe_parameters(call.parameters)}\n(could not prepare: {exc})"
-        request = ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)
-        decision = await self.ask_user(request)
-        if decision is Decision.ALLOW_SESSION:
-            self.session_allowed.add(call.name)
-        return decision, False, "the user denied this tool call."
+        if ruling.via == "nobody":
+            return f"the approval mode is read-only (deny) and nobody can approve /task {key} here."
+        return f"you declined /task {key} (the approval mode is read-only)."
 
-    async def _approval_by_policy(self, call: ToolCall, verdict: Any) -> tuple[Decision, bool, str]:
-        """Approval decided by the tool's own policy (``runCommand``): a Verdict of allow, deny or ask."""
-        if verdict.action == "allow":
-            return Decision.ALLOW_ONCE, True, ""
-        if verdict.action == "deny":
-            return Decision.DENY, True, verdict.reason
-        if verdict.session_key and verdict.session_key in self.session_allowed:
-            return Decision.ALLOW_SESSION, True, ""
-        if self.approve is None:
-            return Decision.DENY, True, "it needs the user's approval, and nobody can approve it here (headless mode); tell the user what you wanted to run."
-        detail = verdict.detail or _describe_parameters(call.parameters)
-        title = f"{call.name}: {verdict.title}" if verdict.title else f"Allow {call.name}?"
-        request = ApprovalRequest(tool_call=call, title=title, detail=detail, session_key=verdict.session_key)
-        decision = await self.ask_user(request)
-        if decision is Decision.ALLOW_SESSION and not verdict.session_key:
-            decision = Decision.ALLOW_ONCE  # this kind of run asks every time
-        if decision is Decision.ALLOW_SESSION:
-            self.session_allowed.add(verdict.session_key)
-        return decision, False, "the user denied this tool call."
+    async def _approval_for(self, call: ToolCall, spec: dict[str, Any]) -> Ruling | None:
+        """None when no approval is needed; else how :class:`core.approvals.Approvals` ruled."""
+        policy = spec.get("approval_policy")
+        changes = changes_things(call.name, spec)
+        if callable(policy) and not (changes and self._approvals.mode == "deny"):
+            verdict = await call_sync_or_async(policy, call.parameters)
+            need = Need(
+                keys=(verdict.session_key,) if verdict.session_key else (),
+                changes=changes,
+                policy=verdict.action,
+                policy_reason=verdict.reason,
+                routine=bool(getattr(verdict, "routine", False)),
+                nobody_reason="it needs the user's approval, and nobody can approve it here (headless mode); tell the user what you wanted to run.",
+            )
+
+            async def prepare(keys: tuple[str, ...]) -> ApprovalRequest:
+                detail = verdict.detail or _describe_parameters(call.parameters)
+                title = f"{call.name}: {verdict.title}" if verdict.title else f"Allow {call.name}?"
+                return ApprovalRequest(tool_call=call, title=title, detail=detail, session_key=verdict.session_key)
+
+            return await self._approvals.decide(need, prepare, ask=self.ask_user)
+        if not (spec.get("requires_approval") or changes and self._approvals.mode == "deny"):
+            return None
+        describe = spec.get("describe")
+
+        async def prepare_call(keys: tuple[str, ...]) -> ApprovalRequest:
+            try:
+                detail = await call_sync_or_async(describe, call.parameters) if callable(describe) else _describe_parameters(call.parameters)
+            except Exception as exc:  # noqa: BLE001 - the tool itself will report the problem
+                detail = f"{_describe_parameters(call.parameters)}\n(could not prepare: {exc})"
+            return ApprovalRequest(tool_call=call, title=f"Allow {call.name}?", detail=detail, session_key=call.name)
+
+        need = Need(keys=(call.name,), changes=changes,
+                    read_only_reason=DENY_MODE_REASON if changes else "tool calls that change files are denied by the approval mode (approval_mode=deny).")
+        return await self._approvals.decide(need, prepare_call, ask=self.ask_user)
 
     def _answer(self, turn: _Turn, call: ToolCall, result: TaskResult) -> None:
         self.add_message("tool", result.get("content", ""), tool_call_id=call.id, name=call.name, is_error=is_error(result))
@@ -628,26 +607,10 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
             project_root=self.project_root,
             timeout=self.config.command_timeout,
             secrets=self.config.secrets(),
-            approve=self.ask_user if self.approve is not None else None,
-            approval_mode=self.config.approval_mode,
-            session_allowed=self.session_allowed,
+            approvals=self._approvals,
+            ask=self.ask_user,
             tool_call_id=tool_call_id,
         )
-
-READ_ONLY_TOOLS = frozenset({"readFile", "executeFilePathCommand", "listTasks", "askUser"})
-"""Tools that change nothing (executeFilePathCommand: an allowlist of readers, in a read-only sandbox)."""
-DENY_MODE_REASON = ("the approval mode is read-only (approval_mode=deny): tools that change files or run "
-                    "programs (aider, runCommand, runTests, MCP tools not marked read-only) are refused. Read and "
-                    "search files instead, and tell the user what you would change.")
-
-
-def changes_things(name: str, spec: dict[str, Any]) -> bool:
-    """Whether a tool may change anything: every tool not known to be read-only (an allowlist)."""
-    if name in READ_ONLY_TOOLS or spec.get("read_only") is True:
-        return False
-    mcp = spec.get("mcp")
-    return not (isinstance(mcp, dict) and mcp.get("read_only") is True and not spec.get("requires_approval"))
-
 
 def split_mode(query: str) -> tuple[str, str]:
     """``("plan", rest)`` for ``/plan rest``, ``("aider", rest)`` for ``/aider rest``, else ``("chat", query)``."""

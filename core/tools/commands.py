@@ -80,6 +80,8 @@ class Verdict:
     detail: str = ""
     title: str = ""
     """The approval's title when the run is more than a sandboxed command (network, no sandbox)."""
+    routine: bool = False
+    """A sandboxed run without network: approval mode ``allow`` (``--yes``) runs it unasked (``core.approvals``)."""
 
 
 class CommandTools:
@@ -167,9 +169,9 @@ class CommandTools:
             return Verdict("deny", "running commands is denied by the configuration (command_approval=deny).")
         if network:
             return Verdict("ask", title="Run WITH NETWORK ACCESS?", detail=f"{shown}\n\nruns {where}.")
-        if self.settings.command_approval == "sandbox-auto" or self.settings.approval_mode == "allow":
+        if self.settings.command_approval == "sandbox-auto":
             return Verdict("allow")
-        return Verdict("ask", session_key=self.program_key("runCommand", argv), detail=f"{shown}\n\nruns {where}.")
+        return Verdict("ask", session_key=self.program_key("runCommand", argv), detail=f"{shown}\n\nruns {where}.", routine=True)
 
     def program_key(self, tool: str, argv: Sequence[str]) -> str:
         """What "always for this session" remembers for ``argv``: the program as the sandbox will find it.

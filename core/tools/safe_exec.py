@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
+from core.approvals import Approvals, Need
 from core.gitutil import GitRefused, git_env, user_identity
 from core.sandbox.preflight import SandboxStatus
 from core.tools.command_policy import SOURCES, Approval, CommandRefused, ls_listing_dir, plan_command
@@ -44,7 +45,7 @@ from core.tools.output_paths import MAX_CHECKED_LINES, FoundPaths, find_paths_in
 from core.tools.paths_guard import is_inside, relative_display
 from core.tools.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
 from core.trust import root_problem
-from core.types import ApprovalRequest, Approver, Decision, TaskResult, ToolCall, error_result, ok_result
+from core.types import ApprovalRequest, Approver, TaskResult, ToolCall, error_result, ok_result
 
 __all__ = [
     "FILE_PATH_COMMAND_SPEC",
@@ -178,38 +179,35 @@ async def _approve(
     display: str,
     pending: list[Approval],
     *,
-    approve: Approver | None,
-    approval_mode: str,
-    session_allowed: set[str] | None,
+    approvals: Approvals,
+    remembered: bool,
+    ask: Approver | None,
     tool_call_id: str,
 ) -> tuple[str, str]:
-    """Apply the approval mode or ask; returns (decision, refusal reason or "")."""
-    keys = list(dict.fromkeys(a.key for a in pending))
+    """Ask :class:`Approvals` (the one place approval is decided); returns (decision, refusal reason or "")."""
+    keys = tuple(dict.fromkeys(a.key for a in pending))
     why = " ".join(dict.fromkeys(a.reason for a in pending))
     use_instead = f"Read-only file-finding commands run without approval: {', '.join(SOURCES)}."
-    if approval_mode == "allow":
-        return "allow_mode", ""
-    if approval_mode == "deny":
-        return Decision.DENY.value, f"{why} It needs approval and the approval mode is 'deny'. {use_instead}"
-    if approve is None:
-        return "", f"{why} It needs the user's approval, which cannot be asked here. {use_instead}"
-    request = ApprovalRequest(
-        tool_call=ToolCall(id=tool_call_id or TOOL_NAME, name=TOOL_NAME, parameters={"command": command}),
-        title=f"Run {', '.join(keys)}?",
-        detail=display,
-        reason=why,
-        session_key=",".join(keys) if session_allowed is not None else "",  # offered only when remembered
+
+    async def prepare(asked: tuple[str, ...]) -> ApprovalRequest:
+        return ApprovalRequest(
+            tool_call=ToolCall(id=tool_call_id or TOOL_NAME, name=TOOL_NAME, parameters={"command": command}),
+            title=f"Run {', '.join(asked or keys)}?",
+            detail=display,
+            reason=why,
+            session_key=",".join(asked) if remembered else "",  # offered only when remembered
+        )
+
+    need = Need(
+        keys=keys if remembered else (),
+        changes=False,
+        read_only_reason=f"{why} It needs approval and the approval mode is 'deny'. {use_instead}",
+        nobody_reason=f"{why} It needs the user's approval, which cannot be asked here. {use_instead}",
+        declined_reason=f"The user declined to run: {display}. {use_instead}",
     )
-    try:
-        decision = Decision(await approve(request))
-    except Exception:  # noqa: BLE001 - a broken prompt must not run the command
-        log.exception("approval callback failed; treating as deny")
-        decision = Decision.DENY
-    if decision is Decision.DENY:
-        return decision.value, f"The user declined to run: {display}. {use_instead}"
-    if decision is Decision.ALLOW_SESSION and session_allowed is not None:
-        session_allowed.update(keys)
-    return decision.value, ""
+    ruling = await approvals.decide(need, prepare, ask=ask)
+    decision = {"mode": "allow_mode", "session": "session", "nobody": ""}.get(ruling.via, ruling.decision.value)
+    return decision, ruling.reason
 
 
 def _kill_groups(procs: list[asyncio.subprocess.Process]) -> None:
@@ -371,7 +369,8 @@ async def execute_command_safely(
     secrets: Sequence[str] = (),
     approve: Approver | None = None,
     approval_mode: str = "ask",
-    session_allowed: set[str] | None = None,
+    approvals: Approvals | None = None,
+    ask: Approver | None = None,
     tool_call_id: str = "",
     sandbox: SandboxStatus | None = None,
 ) -> CommandResult:
@@ -385,9 +384,12 @@ async def execute_command_safely(
             result marked truncated (cut back to the last complete line).
         secrets: Secret values kept out of the child environment and redacted from output.
         approve: Asked about commands outside the read-only allowlist when
-            ``approval_mode`` is ``ask``. Never asked about shell syntax or forbidden options.
-        approval_mode: ``ask``, ``allow`` (run without asking) or ``deny``.
-        session_allowed: Keys the user allowed for the session; ``ALLOW_SESSION`` adds to it.
+            ``approval_mode`` is ``ask`` (a one-off caller without ``approvals``; nothing is remembered).
+            Never asked about shell syntax or forbidden options.
+        approval_mode: ``ask``, ``allow`` (run without asking) or ``deny``, with ``approve``.
+        approvals: The session's :class:`core.approvals.Approvals` (mode, approver, "always"
+            answers): it decides, and remembers an "always"; ``approve`` and ``approval_mode`` are then unused.
+        ask: How the question is put (e.g. a turn reporting the wait); the approvals' approver by default.
         tool_call_id: Id of the tool call, carried in the approval request.
         sandbox: Whether and where bubblewrap works; None probes once (:func:`sandbox_status`).
             Every stage runs inside it when it is available.
@@ -430,13 +432,11 @@ async def execute_command_safely(
     except GitRefused as exc:
         return finish("refused", reason=f"git is not run in this project: {exc.reason}.", argv=planned)
     display = _display(stages)
-    remembered = session_allowed if session_allowed is not None and approval_mode != "deny" else set()
-    pending = [a for a in plan.approvals if a.key not in remembered]  # read-only mode: no earlier "always" counts
-    decision = "session" if plan.approvals and not pending else ""
-    if pending:
+    decision = ""
+    if plan.approvals:
         decision, refusal = await _approve(
-            command, display, pending, approve=approve, approval_mode=approval_mode,
-            session_allowed=session_allowed, tool_call_id=tool_call_id,
+            command, display, list(plan.approvals), approvals=approvals or Approvals(approval_mode, approve),
+            remembered=approvals is not None, ask=ask, tool_call_id=tool_call_id,
         )
         if refusal:
             return finish("refused", reason=refusal, argv=stages, decision=decision)
@@ -519,7 +519,8 @@ async def run_file_path_command(
     secrets: Sequence[str] = (),
     approve: Approver | None = None,
     approval_mode: str = "ask",
-    session_allowed: set[str] | None = None,
+    approvals: Approvals | None = None,
+    ask: Approver | None = None,
     tool_call_id: str = "",
     max_output: int = 1_000_000,
 ) -> TaskResult:
@@ -534,7 +535,7 @@ async def run_file_path_command(
         return error_result("The 'command' parameter must be a non-empty string, e.g. find . -name '*.py'")
     result = await execute_command_safely(
         command, project_root=project_root, timeout=timeout, max_output=max_output, secrets=secrets,
-        approve=approve, approval_mode=approval_mode, session_allowed=session_allowed, tool_call_id=tool_call_id,
+        approve=approve, approval_mode=approval_mode, approvals=approvals, ask=ask, tool_call_id=tool_call_id,
     )
     listed_dir = ls_listing_dir(result.argv[0]) if result.argv else None
     base = project_root.resolve() / listed_dir if listed_dir else None

@@ -219,7 +219,7 @@ async def test_approval_shows_the_files_aider_will_get(fake_llm, aider_settings,
         asked.append(request)
         return Decision.DENY
 
-    handler.approve = deny
+    handler.approvals.set_approver(deny)
     fake_llm.script(Reply(tools=[Tool("aiderAutomatic", {"prompt": "Add hints", "file_context": ["calc.py"]})]), Reply(text="ok"))
     await handler.handle_query("edit")
     detail = asked[0].detail

@@ -93,7 +93,7 @@ async def test_always_allow_is_forgotten_by_new_and_switch_and_the_call_id_is_pa
         asked.append(request)
         return Decision.ALLOW_SESSION
 
-    application.handler.approve = approve
+    application.handler.approvals.set_approver(approve)
     command = Tool("executeFilePathCommand", {"command": "ls | cat README.md"}, id="toolu_cut1")  # asked
     fake_llm.script(Reply(tools=[command]), Reply(text="done"), Reply(tools=[Tool(command.name, command.input, id="toolu_cut2")]), Reply(text="done"))
     await turn(state, "read it")

@@ -363,7 +363,7 @@ async def test_approval_flow(make_handler, fake_llm):
         asked.append(request)
         return answers.pop(0)
 
-    handler.approve = approve
+    handler.approvals.set_approver(approve)
     fake_llm.script(Reply(tools=[Tool("edit", {"file": "a.py"})]), Reply(tools=[Tool("edit", {})]), Reply(tools=[Tool("edit", {})]), Reply(text="done"))
     events = await collect(handler, "edit")
     decisions = [e.decision for e in events if isinstance(e, ev.ApprovalRecorded)]

@@ -48,7 +48,7 @@ async def test_approval_wait_is_reported_apart_from_the_run(make_handler, fake_l
         return Decision.ALLOW_ONCE
 
     handler.register_tool(EDIT_SPEC, edit)
-    handler.approve = approve
+    handler.approvals.set_approver(approve)
     fake_llm.script(Reply(tools=[Tool("edit", {"path": "a.py"})]), Reply(text="done"))
     events = [event async for event in handler.stream_query("edit a.py")]
     kinds = [e.kind for e in events if e.kind in {"tool_call_started", "approval_requested", "approval", "tool_call_finished"}]
@@ -72,7 +72,7 @@ async def test_approval_events_arrive_while_the_user_decides(make_handler, fake_
         await answer.wait()  # only the consumer, having seen ApprovalRequested, opens it
         return Decision.ALLOW_ONCE
 
-    handler.approve = approve
+    handler.approvals.set_approver(approve)
     fake_llm.script(Reply(tools=[Tool("executeFilePathCommand", {"command": "ls | head auth.py"})]), Reply(text="found"))
     seen: list[str] = []
 
@@ -106,7 +106,7 @@ async def test_command_outcomes_are_told_apart(make_handler, fake_llm, tmp_path:
         asked.append(request)
         return answer or Decision.DENY
 
-    handler.approve = approve
+    handler.approvals.set_approver(approve)
     fake_llm.script(Reply(tools=[Tool("executeFilePathCommand", {"command": command})]), Reply(text="ok"))
     events = [event async for event in handler.stream_query("look")]
     (call,) = finished(events)

@@ -50,7 +50,7 @@ def handler(fake_llm: FakeLLM, tmp_path: Path) -> PassthroughHandler:
     """A handler on the real Anthropic SDK pointed at the fake server, approving everything it is asked."""
     provider = make_provider("anthropic", fake_llm, max_retries=0)
     built = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=0))
-    built.approve = Approvals()
+    built.approvals.set_approver(Approvals())
     return built
 
 

@@ -58,7 +58,7 @@ async def test_the_model_sees_no_secret_in_the_child_environment(
         asked.append(request)
         return Decision.ALLOW_ONCE
 
-    application.handler.approve = approve
+    application.handler.approvals.set_approver(approve)
     fake_llm.script(
         Reply(tools=[Tool("executeFilePathCommand", {"command": "printenv | sort"}),
                      Tool("executeFilePathCommand", {"command": "env"})]),

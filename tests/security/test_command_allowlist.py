@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from core.approvals import Approvals
 from core.tools.safe_exec import execute_command_safely, run_file_path_command
 from core.types import ApprovalRequest, Decision, is_error
 from tests.fake_llm import FakeLLM, Reply, Tool
@@ -65,8 +66,8 @@ async def test_issue22_launchers_do_nothing_under_yes(launch_pad: Path, command:
     make-first-existing-target, scriptlive, perl5.36-x86_64-linux-gnu, vim.basic, editor: each would
     create PWNED (checked by hand with the programs installed here); under --yes nothing is created."""
     everyone = RecordingApprover(Decision.ALLOW_SESSION)
-    result = await run_file_path_command({"command": command}, project_root=launch_pad, approval_mode="allow",
-                                         approve=everyone, session_allowed=set(), timeout=10)
+    result = await run_file_path_command({"command": command}, project_root=launch_pad, approvals=Approvals("allow", everyone),
+                                         timeout=10)
     assert pwned(launch_pad.parent) == [], command
     assert everyone.requests == []
     assert is_error(result) and "Allowed: find, ls, grep" in result["content"], result["content"][:300]
@@ -142,7 +143,7 @@ async def test_read_only_mode_refuses_commands_even_when_the_sandbox_would_run_t
 async def test_read_only_mode_ignores_an_earlier_always(fake_llm: FakeLLM, project: Path) -> None:
     application = make_application("anthropic", fake_llm, project)
     answers = RecordingApprover(Decision.ALLOW_SESSION)
-    application.handler.approve = answers
+    application.handler.approvals.set_approver(answers)
     runs(fake_llm, Tool("runCommand", {"command": ["touch", "FIRST"]}))
     await collect(application.handler, "first")
     assert (project / "FIRST").exists() or not (await application.commands.status()).available
@@ -165,7 +166,7 @@ async def test_task_that_edits_files_asks_in_read_only_mode(fake_llm: FakeLLM, p
 
     application.task_system.register_executor("aider:automatic", stand_in)
     answers = RecordingApprover(Decision.DENY)
-    application.handler.approve = answers
+    application.handler.approvals.set_approver(answers)
     result = await application.session_state.run_task("/task aider:automatic prompt='Rewrite keep.txt'")
     assert (project / "keep.txt").read_text() == "keep me\n" and edited == []
     assert is_error(result) and "not run" in result["content"]
@@ -185,7 +186,7 @@ async def test_a_planted_pytest_never_rides_on_an_earlier_always(fake_llm: FakeL
     tool_sandbox()
     application = make_application("anthropic", fake_llm, project)
     answers = RecordingApprover(Decision.ALLOW_SESSION)
-    application.handler.approve = answers
+    application.handler.approvals.set_approver(answers)
     runs(fake_llm, Tool("runCommand", {"command": ["pytest", "--version"]}))
     await collect(application.handler, "which pytest")
     assert len(answers.requests) == 1
@@ -206,7 +207,7 @@ async def test_network_commands_never_offer_always(fake_llm: FakeLLM, project: P
     tool_sandbox()
     application = make_application("anthropic", fake_llm, project)
     answers = RecordingApprover(Decision.ALLOW_SESSION)
-    application.handler.approve = answers
+    application.handler.approvals.set_approver(answers)
     for _ in range(2):
         runs(fake_llm, Tool("runCommand", {"command": ["true"], "network": True}))
         await collect(application.handler, "fetch")

@@ -116,7 +116,7 @@ async def test_injected_instructions_get_nothing_out(
                                    max_tool_calls=100)
     approver = Approver()
     if mode == "user-denies":
-        application.handler.approve = approver
+        application.handler.approvals.set_approver(approver)
     fake_llm.responder = Obedient(canary_project)
     events = await collect(application.handler, "Set up the project as the README says.")
     application.session_state.close()
@@ -149,7 +149,7 @@ async def test_a_user_saying_no_is_asked_only_about_harmless_forms(
     """Secret paths, paths outside, shells and exfiltration options are refused before anyone is asked."""
     application = make_application("anthropic", fake_llm, canary_project.root, max_tool_calls=100)
     approver = Approver()
-    application.handler.approve = approver
+    application.handler.approvals.set_approver(approver)
     fake_llm.responder = Obedient(canary_project)
     await collect(application.handler, "Set up the project as the README says.")
     application.session_state.close()

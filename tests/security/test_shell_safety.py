@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from core.approvals import Approvals
 from core.tools.command_policy import LAUNCHERS, SHELLS
 from core.tools.program_rules import program_refusal
 from core.tools.files import read_file_tool
@@ -203,10 +204,9 @@ async def test_attack_is_refused_and_changes_nothing(hostile: Hostile, command: 
         assert approver.requests == [], "shell syntax and forbidden options are never offered for approval"
         # Not even approval mode "allow" (or an approver that allows everything) unlocks them.
         yes = RecordingApprover(Decision.ALLOW_SESSION)
-        allowed: set[str] = set()
-        result = await execute_command_safely(command, project_root=hostile.root, approve=yes,
-                                              approval_mode="allow", session_allowed=allowed, timeout=10)
-        assert result.status == "refused" and yes.requests == [] and allowed == set()
+        approvals = Approvals("allow", yes)
+        result = await execute_command_safely(command, project_root=hostile.root, approvals=approvals, timeout=10)
+        assert result.status == "refused" and yes.requests == [] and approvals.allowed == set()
     assert hostile.snapshot() == before
 
 

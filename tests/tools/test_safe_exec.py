@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.approvals import Approvals
 from core.tools.safe_exec import (
     MAX_CHECKED_LINES,
     child_env,
@@ -226,24 +227,23 @@ LOG = "git log -1 --format=%s"
 class TestApproval:
     async def test_ask_shows_exact_argv_and_runs_once(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.ALLOW_ONCE)
-        allowed: set[str] = set()
-        result = await execute_command_safely(
-            LOG, project_root=repo, approve=approver, session_allowed=allowed, tool_call_id="call_1")
+        approvals = Approvals(approver=approver)
+        result = await execute_command_safely(LOG, project_root=repo, approvals=approvals, tool_call_id="call_1")
         assert result.status == "success" and result.stdout == "initial\n"
         [request] = approver.requests
         assert request.detail.startswith(f"{shutil.which('git')} ") and " log " in request.detail
         assert request.session_key == "git log" and request.tool_call.id == "call_1"
         assert request.tool_call.parameters == {"command": LOG}
         assert "not one of the read-only" in request.reason
-        assert allowed == set()
+        assert approvals.allowed == set()
 
     async def test_allow_session_is_remembered(self, repo: Path) -> None:
         approver = RecordingApprover(Decision.ALLOW_SESSION)
-        allowed: set[str] = set()
+        approvals = Approvals(approver=approver)
         for _ in range(2):
-            result = await execute_command_safely(LOG, project_root=repo, approve=approver, session_allowed=allowed)
+            result = await execute_command_safely(LOG, project_root=repo, approvals=approvals)
             assert result.status == "success"
-        assert len(approver.requests) == 1 and allowed == {"git log"}
+        assert len(approver.requests) == 1 and approvals.allowed == {"git log"}
         assert result.decision == "session"
 
     async def test_deny(self, repo: Path) -> None:
@@ -284,11 +284,11 @@ class TestApproval:
     async def test_read_only_mode_ignores_an_earlier_always(self, repo: Path) -> None:
         """Issue 22: in approval mode deny, what the user allowed for the session earlier does not run."""
         approver = RecordingApprover(Decision.ALLOW_SESSION)
-        allowed: set[str] = set()
-        first = await execute_command_safely(LOG, project_root=repo, approve=approver, session_allowed=allowed)
-        assert first.status == "success" and allowed == {"git log"}
-        later = await execute_command_safely(LOG, project_root=repo, approve=approver, session_allowed=allowed,
-                                             approval_mode="deny")
+        approvals = Approvals(approver=approver)
+        first = await execute_command_safely(LOG, project_root=repo, approvals=approvals)
+        assert first.status == "success" and approvals.allowed == {"git log"}
+        approvals.set_mode("deny")
+        later = await execute_command_safely(LOG, project_root=repo, approvals=approvals)
         assert later.status == "refused" and later.stdout == "" and "'deny'" in later.reason
 
 

@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Callable, Iterable
 import pytest
 
 from core import events as ev
+from core.approvals import Approvals
 from core.config import Settings
 from core.file_context import FileContext
 from core.types import ApprovalRequest, Decision, ToolCall, ok_result
@@ -72,10 +73,9 @@ class ScriptedHandler:
         self.script = script if callable(script) else (lambda query, steps=list(script or []): steps)
         self.project_root = project_root
         self.config = settings or Settings(project_root=project_root, anthropic_api_key="test")
-        self.approve: Any = None
+        self.approvals = Approvals(self.config.approval_mode)
         self.file_context = FileContext(project_root)
         """Picked, read-only and suggested files, as the real handler holds them (the session commands them)."""
-        self.session_allowed: set[str] = set()
         self.conversation_history: list[dict[str, Any]] = []
         self.queries: list[str] = []
         self.decisions: list[Decision] = []
@@ -86,6 +86,10 @@ class ScriptedHandler:
     @property
     def pinned_files(self) -> list[str]:
         return self.file_context.picked
+
+    @property
+    def approve(self) -> Any:
+        return self.approvals.approver
 
     def get_provider_identifier(self) -> str:
         return "anthropic:claude-sonnet-4-5"
@@ -119,7 +123,7 @@ class ScriptedHandler:
                     await step.event.wait()
                 elif isinstance(step, AskApproval):
                     request = ApprovalRequest(tool_call=step.call, title=step.title, detail=step.detail, reason=step.reason, session_key=step.session_key)
-                    decision = await self.approve(request)
+                    decision = await self.approvals.ask(request)
                     self.decisions.append(decision)
                     yield ev.ApprovalRecorded(call=step.call, decision=decision)
                 elif isinstance(step, ev.MetricsUpdated):
