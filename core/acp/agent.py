@@ -200,17 +200,14 @@ class AssistantAgent:
         from core.sessions import SessionError, SessionStore
 
         live = self.sessions.get(session_id)
-        if live is not None and live.application.session_state.stored is not None:
-            live.application.session_state.close()  # flushed, so the copy has every message
-        store = SessionStore()
+        if live is not None and live.task is not None:
+            raise failure(-32600, "That session has a prompt running; fork it when the prompt has finished.", "busy")
+        store = SessionStore()  # the transcript is written as it goes: reading it, the copy has every message
         try:
             source = await asyncio.to_thread(store.open, session_id, Path(cwd))
             copy = await asyncio.to_thread(store.fork, source, Path(cwd))
         except SessionError as exc:
             raise failure(-32602, str(exc), "session_not_found") from None
-        if live is not None:
-            self.sessions.pop(session_id, None)
-            await live.application.aclose()
         session, notices = await self._open(cwd, copy.id, mcp_servers)
         mode = saved_mode(source.path)
         if mode:
@@ -440,8 +437,8 @@ class AssistantAgent:
 
     async def _withdraw(self, session_id: str) -> None:
         """Tell the client its permission box for ``session_id`` is answered: cancelled (``$/cancel_request``)."""
-        pending = getattr(self.transport, "pending_requests", None)
-        for request_id in pending("session/request_permission", session_id) if pending else []:
+        take = getattr(self.transport, "take_pending", None)
+        for request_id in take("session/request_permission", session_id) if take else []:
             with contextlib.suppress(ConnectionError, OSError):
                 await self.transport.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
 

@@ -74,9 +74,12 @@ class StdioTransport:
         else:
             self._writer = None  # written with os.write in a thread
 
-    def pending_requests(self, method: str, session_id: str) -> list[Any]:
-        """The ids of our unanswered ``method`` requests about ``session_id`` (to withdraw them)."""
-        return [request_id for request_id, sent in self._outgoing.items() if sent == (method, session_id)]
+    def take_pending(self, method: str, session_id: str) -> list[Any]:
+        """The ids of our unanswered ``method`` requests about ``session_id``, forgotten (they are being withdrawn)."""
+        ids = [request_id for request_id, sent in self._outgoing.items() if sent == (method, session_id)]
+        for request_id in ids:
+            del self._outgoing[request_id]
+        return ids
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message as a JSON line."""

@@ -277,3 +277,34 @@ def test_a_terminate_mid_turn_ends_cleanly_and_keeps_the_partial_answer(fake_llm
     assert "Traceback" not in log.read_text()
     messages = load_session(SessionStore().open(session_id, project)).messages
     assert messages[-1]["role"] == "assistant" and messages[-1].get("interrupted")
+
+
+async def test_sessions_resume_fork_and_close(fake_llm, project):
+    from acp import RequestError
+
+    fake_llm.script(Reply(text="First answer."))
+    async with running_agent(project) as (conn, _, _):
+        first = await conn.new_session(cwd=str(project))
+        await prompt(conn, first.session_id, "first question")
+
+    fake_llm.script(Reply(text="Second answer."), Reply(text="Third answer."))
+    client = RecordingClient()
+    async with running_agent(project, client=client) as (conn, _, _):
+        await conn.resume_session(session_id=first.session_id, cwd=str(project))
+        await prompt(conn, first.session_id, "second question")
+        forked = await conn.fork_session(session_id=first.session_id, cwd=str(project))
+        await prompt(conn, forked.session_id, "third question")
+        await conn.close_session(session_id=forked.session_id)
+        try:
+            await prompt(conn, forked.session_id, "after close")
+        except RequestError as exc:
+            assert exc.code == -32602 and "unknown session" in str(exc)
+        else:
+            raise AssertionError("a closed session took a prompt")
+
+    assert not client.of("user_message_chunk")  # resume replays nothing
+    texts = lambda request: [b.get("text") for m in request.messages for b in m["content"] if isinstance(m["content"], list) and b.get("type") == "text"]  # noqa: E731
+    asked = [t for t in texts(fake_llm.requests[-1]) if t and t.endswith("question")]
+    assert asked == ["first question", "second question", "third question"] and forked.session_id != first.session_id
+    original = [m["content"] for m in load_session(SessionStore().open(first.session_id, project)).messages if m["role"] == "user"]
+    assert original == ["first question", "second question"]  # the fork's turn stayed in the fork
