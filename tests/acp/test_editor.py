@@ -308,3 +308,22 @@ async def test_sessions_resume_fork_and_close(fake_llm, project):
     assert asked == ["first question", "second question", "third question"] and forked.session_id != first.session_id
     original = [m["content"] for m in load_session(SessionStore().open(first.session_id, project)).messages if m["role"] == "user"]
     assert original == ["first question", "second question"]  # the fork's turn stayed in the fork
+
+
+async def test_the_model_and_mode_options_switch_the_session(fake_llm, project):
+    fake_llm.script(Reply(text="From haiku."))
+    client = EditorClient()
+    async with running_agent(project, client=client, capabilities=NEWER_EDITOR) as (conn, _, _):
+        session = await conn.new_session(cwd=str(project))
+        [model] = [o for o in session.config_options if o.id == "model"]
+        assert "anthropic:claude-haiku-4-5" in [choice.value for choice in model.options]
+        answer = await conn.set_config_option(config_id="model", session_id=session.session_id, value="anthropic:claude-haiku-4-5")
+        await conn.set_config_option(config_id="mode", session_id=session.session_id, value="allow")
+        await prompt(conn, session.session_id, "hello")
+        async with asyncio.timeout(30):
+            while not client.of("current_mode_update"):
+                await asyncio.sleep(0.01)
+
+    assert {o.id: o.current_value for o in answer.config_options}["model"] == "anthropic:claude-haiku-4-5"
+    assert fake_llm.requests[-1].body["model"] == "claude-haiku-4-5"
+    assert client.of("current_mode_update")[-1].current_mode_id == "allow"
