@@ -327,3 +327,33 @@ async def test_the_model_and_mode_options_switch_the_session(fake_llm, project):
     assert {o.id: o.current_value for o in answer.config_options}["model"] == "anthropic:claude-haiku-4-5"
     assert fake_llm.requests[-1].body["model"] == "claude-haiku-4-5"
     assert client.of("current_mode_update")[-1].current_mode_id == "allow"
+
+
+async def test_without_a_key_the_client_is_asked_to_sign_in(project):
+    from acp import RequestError
+
+    async with running_agent(project) as (conn, _, _):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        methods = {m.id: [v.name for v in m.vars] for m in init.auth_methods}
+        session = await conn.new_session(cwd=str(project))
+        try:
+            await prompt(conn, session.session_id, "hello")
+        except RequestError as exc:
+            needs_auth = exc
+        try:
+            await conn.authenticate(method_id="anthropic-api-key")
+        except RequestError as exc:
+            missing = exc
+
+    assert methods == {"anthropic-api-key": ["ANTHROPIC_API_KEY"], "openai-api-key": ["OPENAI_API_KEY", "OPENAI_BASE_URL"]}
+    assert needs_auth.code == -32000 and "ANTHROPIC_API_KEY" in needs_auth.data["details"]
+    assert "ANTHROPIC_API_KEY is not set" in str(missing) and missing.data["details"] == str(missing)
+
+
+async def test_a_key_from_the_client_signs_in(fake_llm, project):
+    fake_llm.script(Reply(text="Signed in."))
+    async with running_agent(project) as (conn, client, _):
+        await conn.authenticate(method_id="anthropic-api-key")  # the client started us with the key set
+        session = await conn.new_session(cwd=str(project))
+        response = await prompt(conn, session.session_id, "hello")
+    assert response.stop_reason == "end_turn" and client.text() == "Signed in."
