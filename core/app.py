@@ -183,5 +183,5 @@ class Application:
 
     @property
     def session(self) -> Any:
-        """The open transcript's identity (``core.sessions.Session``: id, path), or None."""
+        """The open transcript's identity (``core.sessions.StoredSession``: id, path), or None."""
         return self.session_state.stored

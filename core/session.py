@@ -31,7 +31,7 @@ from core.types import Approver, Message, TaskResult, is_error
 
 if TYPE_CHECKING:
     from core.sessions import LoadedSession, SessionRecorder, SessionStore
-    from core.sessions import Session as StoredSession
+    from core.sessions import StoredSession
     from core.sessions.load import Incident
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from core.sessions.errors import (
 from core.sessions.export import export_markdown, render_markdown
 from core.sessions.load import INTERRUPTED_RESULT, LoadedSession, load_session
 from core.sessions.recorder import SessionRecorder
-from core.sessions.session import Session, SessionInfo
+from core.sessions.session import StoredSession, SessionInfo
 from core.sessions.store import SessionStore
 from core.sessions.writer import SessionWriter
 
@@ -31,7 +31,6 @@ __all__ = [
     "INTERRUPTED_RESULT",
     "ExportError",
     "LoadedSession",
-    "Session",
     "SessionError",
     "SessionInfo",
     "SessionLocked",
@@ -41,6 +40,7 @@ __all__ = [
     "SessionStore",
     "SessionWriteError",
     "SessionWriter",
+    "StoredSession",
     "export_markdown",
     "load_session",
     "render_markdown",

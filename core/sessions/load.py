@@ -17,7 +17,7 @@ from typing import Any
 
 from core.sessions.errors import SessionNotFound, SessionReadError, describe_os_error
 from core.sessions.records import KINDS, drop_rewound
-from core.sessions.session import Session
+from core.sessions.session import StoredSession
 from core.turn_context import attach
 from core.turns import derive_turns
 from core.types import Message
@@ -72,17 +72,17 @@ class LoadedSession:
         return str(self.meta.get("id") or self.path.name.removesuffix(".jsonl"))
 
 
-def load_session(source: Path | Session) -> LoadedSession:
+def load_session(source: Path | StoredSession) -> LoadedSession:
     """Read a session transcript.
 
     Args:
-        source: The transcript's path, or a ``Session``.
+        source: The transcript's path, or a ``StoredSession``.
 
     Raises:
         SessionNotFound: The transcript does not exist.
         SessionReadError: It cannot be read.
     """
-    path = source.path if isinstance(source, Session) else Path(source)
+    path = source.path if isinstance(source, StoredSession) else Path(source)
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:

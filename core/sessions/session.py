@@ -9,8 +9,8 @@ from core.sessions.records import LOCK_SUFFIX, SIDECAR_SUFFIX
 
 
 @dataclass(frozen=True, kw_only=True)
-class Session:
-    """One session: its id, transcript and project.
+class StoredSession:
+    """A saved session: its id, transcript and project (the open conversation is ``core.session.Session``).
 
     Attributes:
         id: Sortable id, creation time (UTC) then a random suffix.

@@ -33,7 +33,7 @@ from core.sessions.records import (
     new_session_id,
     project_key,
 )
-from core.sessions.session import Session, SessionInfo
+from core.sessions.session import StoredSession, SessionInfo
 from core.sessions.writer import SessionWriter
 from core.types import now
 
@@ -59,7 +59,7 @@ class SessionStore:
         """The directory holding ``project_root``'s sessions (it may not exist yet)."""
         return self.root / project_key(Path(project_root))
 
-    def create(self, project_root: Path) -> Session:
+    def create(self, project_root: Path) -> StoredSession:
         """A new, empty session of ``project_root``.
 
         Nothing is written until its writer records something, so starting the app
@@ -75,9 +75,9 @@ class SessionStore:
             if not path.exists():
                 break
         self._remember_project(directory, resolved)
-        return Session(id=session_id, path=path, project_root=resolved, created=created)
+        return StoredSession(id=session_id, path=path, project_root=resolved, created=created)
 
-    def open(self, session_id: str, project_root: Path | None = None) -> Session:
+    def open(self, session_id: str, project_root: Path | None = None) -> StoredSession:
         """The existing session ``session_id`` (a full id, or an unambiguous prefix).
 
         ``project_root``'s sessions are searched first, then every project's.
@@ -100,7 +100,7 @@ class SessionStore:
                 raise SessionNotFound(f"Several sessions start with '{wanted}' ({ids}); give more of the id. {_HOW_TO_LIST}")
         raise SessionNotFound(self._not_found(wanted, project_root))
 
-    def latest(self, project_root: Path) -> Session | None:
+    def latest(self, project_root: Path) -> StoredSession | None:
         """The session of ``project_root`` with a message written most recently, or None if it has none.
 
         Raises:
@@ -158,7 +158,7 @@ class SessionStore:
 
     # Changing --------------------------------------------------------------
 
-    def writer(self, session: Session, *, provider: str = "", model: str = "") -> SessionWriter:
+    def writer(self, session: StoredSession, *, provider: str = "", model: str = "") -> SessionWriter:
         """A writer appending to ``session`` (see ``SessionWriter``).
 
         Raises:
@@ -166,11 +166,11 @@ class SessionStore:
         """
         return SessionWriter(session, provider=provider, model=model)
 
-    def title(self, session: Session) -> str | None:
+    def title(self, session: StoredSession) -> str | None:
         """The session's title, or None when it has none."""
         return read_title(session.sidecar_path)
 
-    def set_title(self, session: Session, title: str) -> None:
+    def set_title(self, session: StoredSession, title: str) -> None:
         """Name the session; the sidecar is replaced atomically, the transcript untouched.
 
         Raises:
@@ -185,7 +185,7 @@ class SessionStore:
                 describe_os_error(exc, session.sidecar_path, "save the title in"), path=session.sidecar_path, errno=exc.errno
             ) from exc
 
-    def fork(self, session: Session, project_root: Path | None = None) -> Session:
+    def fork(self, session: StoredSession, project_root: Path | None = None) -> StoredSession:
         """A new session holding a copy of ``session``'s transcript, to continue separately.
 
         The copy gets its own ``meta`` line (with ``forked_from``); a partial last
@@ -254,12 +254,12 @@ class SessionStore:
         except OSError as exc:
             raise SessionReadError(describe_os_error(exc, directory or self.root, "read the sessions in")) from exc
 
-    def _session_from_path(self, path: Path) -> Session:
+    def _session_from_path(self, path: Path) -> StoredSession:
         session_id = path.name[: -len(TRANSCRIPT_SUFFIX)]
         meta = _read_meta(path)
         root = meta.get("project_root") or _project_of(path.parent)
         created = meta.get("created")
-        return Session(
+        return StoredSession(
             id=session_id,
             path=path,
             project_root=Path(root) if root else Path.cwd(),

@@ -30,7 +30,7 @@ from core import paths
 from core.sessions.errors import SessionLocked, SessionWriteError, describe_os_error
 from core.sessions.fsutil import FILE_MODE, fsync_dir
 from core.sessions.records import FORMAT_VERSION, PANE_KINDS, encode
-from core.sessions.session import Session
+from core.sessions.session import StoredSession
 from core.types import now
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class SessionWriter:
 
     def __init__(
         self,
-        session: Session,
+        session: StoredSession,
         *,
         provider: str = "",
         model: str = "",

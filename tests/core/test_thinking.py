@@ -17,7 +17,7 @@ from core.providers import create_provider
 from core.sessions.export import render_markdown
 from core.sessions.load import load_session
 from core.sessions.recorder import SessionRecorder
-from core.sessions.session import Session
+from core.sessions.session import StoredSession
 from core.sessions.writer import SessionWriter
 from tests.core.conftest import assert_history_valid, make_provider
 from tests.fake_llm import Reply, Tool
@@ -41,7 +41,7 @@ async def test_a_three_step_tool_loop_with_thinking(make_handler, fake_llm, prov
     handler = make_handler(provider_kind)
     if provider_kind == "anthropic":
         handler.model_provider.thinking_budget = 2048
-    writer = SessionWriter(Session(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
+    writer = SessionWriter(StoredSession(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
     handler.add_observer(SessionRecorder(writer))
     fake_llm.script(*three_steps(provider_kind))
     events = await collect(handler, "shout one two three")

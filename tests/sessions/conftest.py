@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from core.sessions import Session, SessionStore
+from core.sessions import StoredSession, SessionStore
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def store(tmp_path: Path) -> SessionStore:
 
 
 @pytest.fixture
-def session(store: SessionStore, project: Path) -> Session:
+def session(store: SessionStore, project: Path) -> StoredSession:
     """A new session of ``project``."""
     return store.create(project)
 

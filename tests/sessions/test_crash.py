@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from core.sessions import INTERRUPTED_RESULT, Session, SessionStore, load_session
+from core.sessions import INTERRUPTED_RESULT, StoredSession, SessionStore, load_session
 
 
-def _write_conversation(store: SessionStore, session: Session) -> None:
+def _write_conversation(store: SessionStore, session: StoredSession) -> None:
     with store.writer(session) as writer:
         writer.user("one")
         writer.assistant("reply one")
@@ -25,7 +25,7 @@ def _write_conversation(store: SessionStore, session: Session) -> None:
         writer.assistant("reply two")
 
 
-def test_truncated_last_line_is_skipped_with_a_warning(store: SessionStore, session: Session) -> None:
+def test_truncated_last_line_is_skipped_with_a_warning(store: SessionStore, session: StoredSession) -> None:
     _write_conversation(store, session)
     line = b'{"kind":"user","ts":1.0,"content":"three, cut short by a cra'
     with open(session.path, "ab") as handle:
@@ -39,7 +39,7 @@ def test_truncated_last_line_is_skipped_with_a_warning(store: SessionStore, sess
     ]
 
 
-def test_appending_after_a_truncated_line_starts_a_fresh_line(store: SessionStore, session: Session) -> None:
+def test_appending_after_a_truncated_line_starts_a_fresh_line(store: SessionStore, session: StoredSession) -> None:
     _write_conversation(store, session)
     with open(session.path, "ab") as handle:
         handle.write(b'{"kind":"assistant","ts":1.0,"content":"half')
@@ -62,7 +62,7 @@ def test_appending_after_a_truncated_line_starts_a_fresh_line(store: SessionStor
         (b'{"kind":"user"}', "lacks content"),
     ],
 )
-def test_corrupt_middle_line_is_skipped(store: SessionStore, session: Session, garbage: bytes, problem: str) -> None:
+def test_corrupt_middle_line_is_skipped(store: SessionStore, session: StoredSession, garbage: bytes, problem: str) -> None:
     _write_conversation(store, session)
     lines = session.path.read_bytes().split(b"\n")
     lines.insert(3, garbage)  # between "reply one" and "two"
@@ -75,7 +75,7 @@ def test_corrupt_middle_line_is_skipped(store: SessionStore, session: Session, g
     assert loaded.warnings[0].startswith(f"Line 4 of {session.path}") and problem in loaded.warnings[0]
 
 
-def test_unknown_kinds_are_ignored_with_one_warning(store: SessionStore, session: Session) -> None:
+def test_unknown_kinds_are_ignored_with_one_warning(store: SessionStore, session: StoredSession) -> None:
     _write_conversation(store, session)
     with open(session.path, "ab") as handle:
         handle.write(b'{"kind":"hologram","ts":1.0}\n{"kind":"hologram","ts":2.0}\n')
@@ -84,7 +84,7 @@ def test_unknown_kinds_are_ignored_with_one_warning(store: SessionStore, session
     assert len(loaded.warnings) == 1 and "2 record(s) of unknown kind (hologram)" in loaded.warnings[0]
 
 
-def test_dangling_tool_calls_get_a_synthetic_interrupted_result(store: SessionStore, session: Session) -> None:
+def test_dangling_tool_calls_get_a_synthetic_interrupted_result(store: SessionStore, session: StoredSession) -> None:
     with store.writer(session) as writer:
         writer.user("run both")
         writer.assistant("", [{"id": "a", "name": "runCommand", "parameters": {}}, {"id": "b", "name": "readFile", "parameters": {}}])
@@ -109,7 +109,7 @@ def test_dangling_tool_calls_get_a_synthetic_interrupted_result(store: SessionSt
     assert len(loaded.warnings) == 2 and all("marked as interrupted" in w for w in loaded.warnings)
 
 
-def test_result_without_its_call_is_dropped(store: SessionStore, session: Session) -> None:
+def test_result_without_its_call_is_dropped(store: SessionStore, session: StoredSession) -> None:
     with store.writer(session) as writer:
         writer.user("q")
         writer.tool_result("ghost", "runCommand", "where did I come from")
@@ -125,7 +125,7 @@ def test_result_without_its_call_is_dropped(store: SessionStore, session: Sessio
     assert len(loaded.warnings) == 2 and all("no matching tool call" in w for w in loaded.warnings)
 
 
-def test_interrupted_assistant_message_is_kept_and_marked(store: SessionStore, session: Session) -> None:
+def test_interrupted_assistant_message_is_kept_and_marked(store: SessionStore, session: StoredSession) -> None:
     with store.writer(session) as writer:
         writer.user("explain")
         writer.assistant("Well, first", interrupted=True)
@@ -142,10 +142,10 @@ _CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from core.sessions import Session, SessionWriter
+    from core.sessions import StoredSession, SessionWriter
 
     path, project, session_id, created, run = sys.argv[1:6]
-    session = Session(id=session_id, path=Path(path), project_root=Path(project), created=float(created))
+    session = StoredSession(id=session_id, path=Path(path), project_root=Path(project), created=float(created))
     writer = SessionWriter(session)
     big = "x" * 300_000
     i = 0
@@ -158,7 +158,7 @@ _CHILD = textwrap.dedent(
 )
 
 
-def test_kill_9_at_random_points_loses_at_most_the_in_flight_record(store: SessionStore, session: Session, tmp_path: Path) -> None:
+def test_kill_9_at_random_points_loses_at_most_the_in_flight_record(store: SessionStore, session: StoredSession, tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from core.sessions import ExportError, Session, SessionStore, export_markdown, load_session, render_markdown
+from core.sessions import ExportError, StoredSession, SessionStore, export_markdown, load_session, render_markdown
 from core.types import Message
 
 
-def _session(store: SessionStore, session: Session) -> None:
+def _session(store: SessionStore, session: StoredSession) -> None:
     with store.writer(session, provider="anthropic", model="claude-x") as writer:
         writer.user("Find the auth files")
         writer.assistant("Searching.", [{"id": "t1", "name": "executeFilePathCommand", "parameters": {"command": "rg -l auth"}}])
@@ -21,7 +21,7 @@ def _session(store: SessionStore, session: Session) -> None:
         writer.assistant("Found `src/auth.py`.")
 
 
-def test_export_contains_messages_and_collapsible_tool_calls(store: SessionStore, session: Session, tmp_path: Path) -> None:
+def test_export_contains_messages_and_collapsible_tool_calls(store: SessionStore, session: StoredSession, tmp_path: Path) -> None:
     _session(store, session)
     target = tmp_path / "out.md"
 
@@ -83,7 +83,7 @@ def test_export_failure_leaves_the_old_file(tmp_path: Path, tmpfs) -> None:
     assert (directory / "keep.md").read_text() == "precious"
 
 
-def test_render_is_deterministic(store: SessionStore, session: Session) -> None:
+def test_render_is_deterministic(store: SessionStore, session: StoredSession) -> None:
     _session(store, session)
     loaded = load_session(session)
     assert render_markdown(loaded) == render_markdown(loaded)

@@ -12,11 +12,11 @@ from typing import Callable
 
 import pytest
 
-from core.sessions import Session, SessionLocked, SessionStore, SessionWriteError, SessionWriter, load_session
+from core.sessions import StoredSession, SessionLocked, SessionStore, SessionWriteError, SessionWriter, load_session
 from tests.sessions.conftest import remount
 
 
-def _contents(session: Session) -> list[str]:
+def _contents(session: StoredSession) -> list[str]:
     loaded = load_session(session)
     assert loaded.warnings == []
     return [m["content"] for m in loaded.messages]
@@ -143,7 +143,7 @@ def test_a_transcript_path_that_is_a_symlink_is_refused(store: SessionStore, pro
     assert [r["kind"] for r in writer.pending] == ["user"]
 
 
-def test_second_writer_is_refused_and_can_fork(store: SessionStore, session: Session) -> None:
+def test_second_writer_is_refused_and_can_fork(store: SessionStore, session: StoredSession) -> None:
     first = store.writer(session)
     first.user("from the first instance")
     with pytest.raises(SessionLocked) as caught:
@@ -170,10 +170,10 @@ _HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from core.sessions import Session, SessionWriter
+    from core.sessions import StoredSession, SessionWriter
 
     path, project, session_id = sys.argv[1:4]
-    writer = SessionWriter(Session(id=session_id, path=Path(path), project_root=Path(project), created=0.0))
+    writer = SessionWriter(StoredSession(id=session_id, path=Path(path), project_root=Path(project), created=0.0))
     writer.user("held by another process")
     print("ready", flush=True)
     sys.stdin.read()
@@ -182,7 +182,7 @@ _HOLDER = textwrap.dedent(
 
 
 @pytest.mark.parametrize("ending", ["exit", "kill -9"])
-def test_lock_held_by_another_process(store: SessionStore, session: Session, tmp_path: Path, ending: str) -> None:
+def test_lock_held_by_another_process(store: SessionStore, session: StoredSession, tmp_path: Path, ending: str) -> None:
     script = tmp_path / "holder.py"
     script.write_text(_HOLDER)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
@@ -206,7 +206,7 @@ def test_lock_held_by_another_process(store: SessionStore, session: Session, tmp
     assert _contents(session) == ["held by another process", "mine now"]
 
 
-def test_fork_leaves_out_a_partial_last_line(store: SessionStore, session: Session) -> None:
+def test_fork_leaves_out_a_partial_last_line(store: SessionStore, session: StoredSession) -> None:
     with store.writer(session) as writer:
         writer.user("complete")
     with open(session.path, "ab") as handle:

@@ -428,13 +428,13 @@ async def test_what_goes_back_survives_the_transcript(name: str, fake_llm: FakeL
     """Resumed from its transcript, the conversation sends back exactly what the live one did."""
     from core.sessions.load import load_session
     from core.sessions.recorder import SessionRecorder
-    from core.sessions.session import Session
+    from core.sessions.session import StoredSession
     from core.sessions.writer import SessionWriter
 
     fields, body = load(name)
     api = fields["API"]
     handler = handler_for(api, fake_llm, tmp_path)
-    writer = SessionWriter(Session(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
+    writer = SessionWriter(StoredSession(id="20260101-000000-abcdef", path=tmp_path / "s.jsonl", project_root=tmp_path, created=0.0))
     handler.add_observer(SessionRecorder(writer))
     fake_llm.script(Raw(body), Reply(text="recovered"))
     events = [event async for event in handler.stream_query("go")]
