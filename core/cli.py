@@ -15,9 +15,10 @@ import json
 import logging
 import sys
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from core import events as ev
+if TYPE_CHECKING:  # imported where a headless turn runs: its dataclasses are not on the TUI's path to the first frame
+    from core import events as ev
 
 log = logging.getLogger(__name__)
 
@@ -262,6 +263,8 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
     commands = getattr(application, "commands", None)
     if commands is not None and not (status := await commands.status()).available:
         _error(status.problem)  # once: commands are refused (or ask) without it
+    from core import events as ev
+
     final: ev.TurnCompleted | ev.TurnFailed | None = None
     async with contextlib.aclosing(application.session_state.stream_query(query)) as events:
         async for event in events:

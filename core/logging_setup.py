@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Iterable
 
 from core import paths
-from core.tools.secrets import redact
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -30,6 +29,8 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.secrets:
             return True
+        from core.secrets import redact  # its patterns compile at import: not before the app's first frame
+
         message = record.getMessage()
         redacted = redact(message, self.secrets)
         if redacted != message:

@@ -12,11 +12,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from core.session import Session
 from tui import runtime
 
 if TYPE_CHECKING:  # the settings module imports pydantic: loaded after the first frame, not with the app
     from core.config import Settings
+    from core.session import Session  # with the events' dataclasses: imported when a session is first needed
 
 log = logging.getLogger(__name__)
 
@@ -85,18 +85,23 @@ class Engine:
         The Application's; for a bare handler (tests) or no engine at all, one built here,
         which still holds the file context.
         """
+        from core.session import Session
+
         owned = getattr(self.application, "session_state", None)
         if isinstance(owned, Session):
             return owned
         if self._session is None or self._session.handler is not self.handler:
             self._session = Session(self.handler, project_root=self.project_root)
+            if self.approve is not None:
+                self._session.set_approver(self.approve)
         return self._session
 
     def connect(self, *, approve: Approver, run_interactive: InteractiveRunner) -> None:
         """Answer the handler's approvals with ``approve`` (also once built later); keep ``run_interactive`` for the
         Application's one terminal hand-over (``make_app`` builds it with a runner that calls this one)."""
         self.approve, self.run_interactive = approve, run_interactive
-        self.session.set_approver(approve)
+        if self.handler is not None or self._session is not None:  # else the session built on first use gets it
+            self.session.set_approver(approve)
 
     async def build(self) -> bool:
         """Build the deferred Application in a thread; False (and :attr:`error` set) when that failed."""

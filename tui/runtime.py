@@ -29,6 +29,8 @@ What it changes, and why:
   ~160,000 acyclic lists and dicts for 80,000 files set off full collections in
   the indexing thread that held the GIL 30-55 ms at a time; once built they are
   frozen.
+- **No full collection while the file picker is open** (:func:`defer_full_collections`):
+  one stopped the loop for ~50 ms, the slowest keystroke of a search.
 - **malloc_trim after a turn** (:func:`release_free_memory`): a tool result of
   megabytes passes through a few transient copies; freed, they stayed in the C
   heap (24 MB resident for a 100,000-line result nothing kept).
@@ -50,9 +52,12 @@ FRAME_RATE = 240
 """Frames a second Textual may paint (``TEXTUAL_FPS``) unless the user set it."""
 FULL_COLLECTION_EVERY = 100
 """Middle-generation collections between full ones (CPython's default is 10)."""
+NO_FULL_COLLECTION = 2**31 - 1
+"""The full-collection threshold while full collections are deferred (:func:`defer_full_collections`)."""
 
 _applied = False
 _malloc_trim: Callable[[int], int] | None = None
+_trim_loaded = False
 
 def apply(environ: MutableMapping[str, str] | None = None) -> None:
     """Tune this process for the full-screen app. Call before Textual is imported.
@@ -60,12 +65,11 @@ def apply(environ: MutableMapping[str, str] | None = None) -> None:
     Args:
         environ: where ``TEXTUAL_FPS`` is set (default ``os.environ``, which Textual reads at import).
     """
-    global _applied, _malloc_trim
+    global _applied
     set_frame_rate(environ)
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
-    _malloc_trim = _load_trim()
-    _applied = True
+    _applied = True  # libc's malloc_trim is looked up at the first trim: ctypes is not on the path to the first frame
 
 def set_frame_rate(environ: MutableMapping[str, str] | None = None) -> None:
     """Let Textual paint up to :data:`FRAME_RATE` frames a second (unless ``TEXTUAL_FPS`` is set). Before Textual's import."""
@@ -90,6 +94,29 @@ def after_turn() -> None:
     began = time.perf_counter()
     found = gc.collect()
     log.debug("after a turn: gc took %.1f ms, %d unreachable", (time.perf_counter() - began) * 1000, found)
+
+def defer_full_collections() -> Callable[[], None]:
+    """No full collection until the returned function is called (young and middle ones still run); when :func:`apply` ran.
+
+    For a modal the user types in (the file picker): a full collection walks every tracked
+    object (100,000 or more with a large project indexed) and stopped the loop ~50 ms, the
+    slowest keystroke of a search. Nothing is frozen, so nothing is leaked: the deferred
+    collection comes with the next full one after :func:`resume <defer_full_collections>`.
+    """
+    if not _applied:
+        return lambda: None
+    young, middle, previous = gc.get_threshold()
+    gc.set_threshold(young, middle, NO_FULL_COLLECTION)
+    resumed = False
+
+    def resume() -> None:
+        nonlocal resumed
+        if not resumed:
+            resumed = True
+            young, middle, _ = gc.get_threshold()
+            gc.set_threshold(young, middle, previous)
+
+    return resume
 
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
@@ -120,5 +147,10 @@ def _load_trim() -> Callable[[int], int] | None:
 
 def release_free_memory() -> None:
     """Give the C heap's free pages back to the system (glibc ``malloc_trim``) when :func:`apply` ran."""
-    if _applied and _malloc_trim is not None:
+    global _malloc_trim, _trim_loaded
+    if not _applied:
+        return
+    if not _trim_loaded:
+        _malloc_trim, _trim_loaded = _load_trim(), True
+    if _malloc_trim is not None:
         _malloc_trim(0)

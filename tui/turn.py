@@ -6,11 +6,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from rich.syntax import Syntax
 from textual.message import Message
 from textual.widgets import Static
 
-from core import events as ev
 from core import narration
 from core.types import Decision, ToolCall
 from tui import runtime
@@ -19,6 +17,7 @@ from tui.widgets.chat import NORMAL_STOPS, AssistantMessage, NoteMessage, Thinki
 from tui.widgets.status import STREAMING, THINKING, WAITING
 
 if TYPE_CHECKING:
+    from core import events as ev
     from tui.widgets.chat import ChatView
     from tui.widgets.status import StatusLine
     from tui.widgets.trace import ToolTrace
@@ -102,6 +101,8 @@ class TurnRenderer:
 
     async def handle(self, event: ev.Event) -> None:
         """Apply one event."""
+        from core import events as ev  # the events' dataclasses are not on the path to the first frame
+
         match event:
             case ev.TurnStarted(relevant_files=files, turn=turn):
                 number = turn or self._user_turn()
@@ -210,6 +211,8 @@ class TurnRenderer:
             shown, cut = truncate_lines(diff, DIFF_LINES)
             if cut:
                 shown += f"\n… {cut} more lines (ctrl+t, then v on the call, shows the whole result)"
+            from rich.syntax import Syntax  # loads pygments' styles: not on the path to the first frame
+
             await self.chat.add(Static(Syntax(shown, "diff", theme="ansi_dark", word_wrap=True), classes="diff"))
 
     def _final_metrics(self, result: Any) -> None:

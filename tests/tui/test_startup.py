@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,6 +27,17 @@ def test_invalid_settings_end_the_app_with_the_commands_own_error_line(project: 
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip() == "assistant-tui: configuration error: max_tool_calls must be a non-negative number, got 'lots'"
+
+
+def test_the_first_frame_imports_no_settings_sdk_engine_or_event_types(project: Path) -> None:
+    """The real entry point paints its focused prompt before pydantic, the SDKs, the engine, the events and the session load (issue 23)."""
+    ready = project / "ready.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO), TEXTUAL_DRIVER="textual.drivers.headless_driver:HeadlessDriver",
+               ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "startup_child.py"), "app", str(ready)], cwd=project, env=env,
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert ready.exists(), out.stderr[-2000:]
+    assert json.loads(ready.read_text())["imported"] == []
 
 
 async def test_what_loading_ignored_is_said_in_the_chat(project: Path) -> None:

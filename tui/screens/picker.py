@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from tui.widgets.path_list import Match, PathList
+from tui import runtime
+from tui.widgets.path_list import PathList
 
 if TYPE_CHECKING:
     from tui.file_source import FileSource
@@ -32,8 +33,10 @@ class PickerInput(Input):
 class FilePickerScreen(ModalScreen[list[str]]):
     """Pick files into the context. Returns the selected relative paths (empty when closed).
 
-    Each keystroke searches in a thread (exclusive: a newer query supersedes an
-    older one, whose results are dropped) and repaints only the visible rows.
+    Each keystroke searches on the event loop (the matcher answers 80,000 paths in a
+    few milliseconds; a thread only added its start, the GIL's hand-overs and a hop
+    back to the loop) and repaints only the visible rows, in the frame that shows the
+    typed character. No full garbage collection runs while it is open.
     """
 
     BINDINGS = [
@@ -49,7 +52,7 @@ class FilePickerScreen(ModalScreen[list[str]]):
         self.files = files
         self.selected: list[str] = []
         self.results: list[str] = []
-        self._searched: tuple[str, list[Match]] | None = None
+        self._resume_collections = lambda: None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker") as box:
@@ -59,6 +62,7 @@ class FilePickerScreen(ModalScreen[list[str]]):
             yield Static("", id="picker-hint")
 
     def on_mount(self) -> None:
+        self._resume_collections = runtime.defer_full_collections()
         self.query_one(Input).focus()
         self.refresh_results("")
         self._seen = (self.files.generation, self.files.count)
@@ -69,28 +73,18 @@ class FilePickerScreen(ModalScreen[list[str]]):
         seen = (self.files.generation, self.files.count)
         if seen != self._seen:
             self._seen = seen
-            self.search(self.query_one(Input).value)
+            self.refresh_results(self.query_one(Input).value)
+
+    def on_unmount(self) -> None:
+        self._resume_collections()
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
-        self.search(event.value)
-
-    @work(thread=True, exclusive=True, group="picker-search", exit_on_error=False)
-    def search(self, query: str) -> None:
-        """Search off the event loop; the newest query's results are shown, stale ones dropped."""
-        matches = self.files.search(query, MAX_RESULTS)
-        self.app.call_from_thread(self._searched_for, query, matches)
-
-    def _searched_for(self, query: str, matches: list[Match]) -> None:
-        if query != self.query_one(Input).value:
-            return  # typing went on: a newer search is running
-        self._searched = (query, matches)
-        self.refresh_results(query)
+        self.refresh_results(event.value)
 
     def refresh_results(self, query: str) -> None:
-        """Show the best matches for ``query`` (searched here unless a thread just did)."""
-        searched, self._searched = self._searched, None
-        matches = searched[1] if searched is not None and searched[0] == query else self.files.search(query, MAX_RESULTS)
+        """Search for ``query`` and show the best matches."""
+        matches = self.files.search(query, MAX_RESULTS)
         self.results = [path for path, _ in matches]
         self.query_one(PathList).show(matches, self.selected)
         self._update_hint()

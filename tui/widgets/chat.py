@@ -14,7 +14,6 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from core.plan import split_plan
 from core.types import ToolCall
 from tui.widgets.markdown_code import FoldingFence
 from tui.widgets.markdown_table import ChatMarkdown
@@ -279,6 +278,8 @@ class AssistantMessage(Vertical):
             self.unseal()
             await self._body.update(content)
             held = ""
+        from core.plan import split_plan  # not on the path to the first frame
+
         plan = split_plan(self.text)
         if plan is not None:
             self.unseal()

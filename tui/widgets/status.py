@@ -8,7 +8,6 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Static
 
-from core.usage import money
 from tui.format import CONTEXT_KEYS, context_figure, format_tokens
 
 METER_CELLS = 8
@@ -111,6 +110,8 @@ class StatusLine(Static):
             spent = usage.get("cost") if usage.get("cost") is not None else usage.get("cost_partial")
             least = "≥ " if usage.get("unreported") else ""  # a response ended before its usage report: a lower bound
             tokens = format_tokens(int(usage.get("total_tokens") or 0))
+            from core.usage import money  # its dataclasses are not needed for the first frame
+
             parts.append(("spend", Text(f"Σ {tokens} {least}{money(spent)}" if spent is not None else f"Σ {least}{tokens}")))
         return parts
 
