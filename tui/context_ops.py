@@ -73,8 +73,9 @@ class FileContext:
         if not (outcome.added or outcome.refused or outcome.already):
             ignored = " Files git ignores are left out of globs and directories: name one to add it." if outcome.glob else ""
             await self.chat.add(NoteMessage(f"No file matches {pattern!r} in {session.project_root}.{ignored}", kind="warning"))
-        budget = self.pane.budget
-        after = self.pane.context_tokens + outcome.tokens
+        figure = self.engine.metrics() or {}  # the context figure as core computes it, not read back from the pane
+        budget = int(figure.get("context_window") or 0)
+        after = int(figure.get("estimated_tokens") or 0) + outcome.tokens
         if outcome.added and budget and after > budget:
             from tui.screens.confirm import ConfirmScreen
 

@@ -103,17 +103,18 @@ class Sessions:
             await self._note(f"{earlier} earlier items are in the transcript (f2).")
         view = TurnView(chat=self.chat, trace=self.trace, status=self.conversation.status, post=_dropped, metrics=_no_metrics, replaying=True)
         renderer = TurnRenderer(view, "")
-        for event in replay(messages, incidents, loaded.trace):
-            if isinstance(event, ev.TurnStarted):
-                await self.chat.add(user_message(event.query))
-                renderer = TurnRenderer(view, event.query)
-                await renderer.handle(event)
-            elif isinstance(event, Note):
-                await self.chat.add(user_message(event.text))
-            elif isinstance(event, Interrupted):
-                await renderer.interrupted(event.reason)
-            else:
-                await renderer.handle(event)
+        with self.chat.app.batch_update():  # one layout for the whole replay, not one per widget
+            for event in replay(messages, incidents, loaded.trace):
+                if isinstance(event, ev.TurnStarted):
+                    await self.chat.add(user_message(event.query))
+                    renderer = TurnRenderer(view, event.query)
+                    await renderer.handle(event)
+                elif isinstance(event, Note):
+                    await self.chat.add(user_message(event.text))
+                elif isinstance(event, Interrupted):
+                    await renderer.interrupted(event.reason)
+                else:
+                    await renderer.handle(event)
         self.trace.interrupt_running()
         self.conversation.status.set_state("ready")
         self.files.refresh()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from textual.binding import Binding
 
-from tui.format import format_tokens
+from tui.format import context_figure, format_tokens
 from tui.help import LongNote, help_renderable
 from tui.widgets.chat import MarkdownNote, NoteMessage
 
@@ -125,13 +125,14 @@ async def drop(ctx: CommandContext, args: str) -> None:
 
 
 async def files(ctx: CommandContext, args: str) -> None:
-    pane = ctx.files.pane
-    picked = [entry for entry in pane.entries if entry.source == "picked"]
+    """``/files``: the picked files and the context figure, as the session's file context and metrics give them."""
+    picked = [entry for entry in ctx.engine.session.context.entries() if entry.source == "picked"]
     if not picked:
         await note(ctx.chat, "No files in the context. Add some with @, ctrl+o or /add <glob>.")
         return
     rows = [f"- `{entry.display}` · {format_tokens(entry.tokens)} tokens{' · read-only' if entry.read_only else ''}" for entry in picked]
-    rows.append(f"\nFiles **{format_tokens(pane.picked_tokens)}** tokens · context **{pane.figure}** tokens")
+    figure = context_figure(ctx.engine.metrics() or {})[1]
+    rows.append(f"\nFiles **{format_tokens(sum(entry.tokens for entry in picked))}** tokens · context **{figure}** tokens")
     await ctx.chat.add(MarkdownNote("\n".join(rows), title=f"Context · {len(picked)} files"))
 
 

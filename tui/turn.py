@@ -186,12 +186,12 @@ class TurnRenderer:
         return line
 
     def _user_turn(self) -> int:
-        """The number of the user turn starting now, for a handler whose TurnStarted has none (its metrics, else one more than shown)."""
+        """The number of the user turn starting now, for a handler whose TurnStarted has none: its metrics'
+        (0 when it counts none: the turn is shown unnumbered; a figure is never read back from the status line)."""
         try:
-            number = int((self.view.metrics() or {}).get("user_turns") or 0)
+            return int((self.view.metrics() or {}).get("user_turns") or 0)
         except (TypeError, ValueError):  # metrics are informative only
-            number = 0
-        return number or int(self.status.metrics.get("user_turns") or 0) + 1
+            return 0
 
     def _counted(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """``metrics`` with the tool-call count never below the calls already started."""

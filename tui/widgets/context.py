@@ -94,21 +94,6 @@ class ContextPane(Vertical):
         self._refresh_view()
 
     @property
-    def picked_tokens(self) -> int:
-        """Estimated tokens of the picked files."""
-        return sum(entry.tokens for entry in self.entries if entry.source == "picked")
-
-    @property
-    def context_tokens(self) -> int:
-        """Tokens the next request carries: the context figure."""
-        return int(self.metrics.get("estimated_tokens") or 0)
-
-    @property
-    def figure(self) -> str:
-        """The context figure as both this pane and the status line show it (``~41k/200k``)."""
-        return context_figure(self.metrics)[1]
-
-    @property
     def over_warning(self) -> bool:
         return context_figure(self.metrics)[0] >= WARN_AT
 
