@@ -150,15 +150,31 @@ class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHa
         finally:
             if not finished:
                 closing, self._closing = self._closing, None
-                if closing is not None:
-                    self._notify(closing)  # the partial answer (and the usage reported) before the interruption
-                for observer in list(self.observers):
-                    interrupted = getattr(observer, "interrupted", None)
-                    if interrupted is not None:
-                        try:
-                            interrupted()
-                        except Exception:  # noqa: BLE001 - recording must never break the turn
-                            log.exception("observer failed on interruption")
+                if self.observers:
+                    await self._record_interruption_off_loop(closing)
+
+    async def _record_interruption_off_loop(self, closing: ev.Event | None) -> None:
+        """Tell the observers the turn was interrupted (Esc), in a worker thread like every other record.
+
+        The recorder writes and fsyncs the partial answer and the ``interruption`` record;
+        the event loop (the UI) does not wait on the disk. The thread finishes its writes
+        even if this await is cancelled again; while the loop shuts down they run here.
+        """
+        try:
+            await asyncio.to_thread(self._record_interruption, closing)
+        except RuntimeError:  # the loop's executor is gone (shutting down): write here
+            self._record_interruption(closing)
+
+    def _record_interruption(self, closing: ev.Event | None) -> None:
+        if closing is not None:
+            self._notify(closing)  # the partial answer (and the usage reported) before the interruption
+        for observer in list(self.observers):
+            interrupted = getattr(observer, "interrupted", None)
+            if interrupted is not None:
+                try:
+                    interrupted()
+                except Exception:  # noqa: BLE001 - recording must never break the turn
+                    log.exception("observer failed on interruption")
 
     async def _notify_off_loop(self, event: ev.Event) -> list[ev.Event]:
         """Tell the observers about ``event`` without holding the event loop on their disk writes.

@@ -451,3 +451,26 @@ async def test_observers_record_off_the_event_loop(make_handler, fake_llm):
     on_loop = {kind for kind, inline in seen if inline}
     assert on_loop == {"text_delta"}, seen
     assert {"turn_started", "assistant_message", "tool_call_finished", "turn_completed"} <= {kind for kind, _ in seen}
+
+
+async def test_an_interruption_is_recorded_off_the_event_loop(make_handler, fake_llm):
+    """Esc: the partial answer and the interruption record are written in a worker thread, like every other record."""
+    import threading
+
+    loop_thread = threading.get_ident()
+    seen: list[tuple[str, bool]] = []
+
+    class Observer:
+        def record(self, event):
+            seen.append((event.kind, threading.get_ident() == loop_thread))
+            return []
+
+        def interrupted(self):
+            seen.append(("interrupted", threading.get_ident() == loop_thread))
+            return []
+
+    handler = make_handler()
+    handler.add_observer(Observer())
+    fake_llm.script(Reply(text="word " * 400, chunk=5, tokens_per_second=200))
+    await _cancel_when(handler, "long answer", lambda e: isinstance(e, ev.TextDelta))
+    assert ("assistant_message", False) in seen and seen[-1] == ("interrupted", False), seen
