@@ -20,8 +20,8 @@ import time
 
 sys.path.pop(0)  # the script's directory (benchmarks/) must not shadow anything
 KIND, READY_FILE = sys.argv[1], sys.argv[2]
-HEAVY = ("anthropic", "openai", "aider", "litellm", "httpx", "pydantic", "core.config", "core.app", "core.events", "core.session", "core.secrets")
-"""Modules the first frame does not need (the SDKs, the settings' pydantic, the engine, the event and session types, the secret patterns)."""
+HEAVY = ("anthropic", "openai", "aider", "litellm", "httpx", "pydantic", "core.config", "core.app", "core.events", "core.session", "core.secrets", "core.checkpoints")
+"""Modules the first frame does not need (the SDKs, the settings' pydantic, the engine, the event, session and checkpoint types, the secret patterns)."""
 
 from textual.app import App  # noqa: E402 - both apps import it first thing anyway
 

@@ -20,7 +20,6 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from core.checkpoints.summary import files_lines
 from core.types import ToolCall
 from tui.format import (
     NEVER_RAN,
@@ -134,6 +133,8 @@ class ToolCallView(Widget, can_focus=True):
         if record.decision:
             ran = record.duration if record.finished and record.status not in NEVER_RAN else None
             parts.append(Text(f"  {approval_line(record.decision, record.automatic, record.waited, ran)}", style="italic"))
+        from core.checkpoints.summary import files_lines  # its dataclasses are not on the path to the first frame
+
         for line in files_lines(record.metadata.get("files_changed")):  # issue 26: what the call created, changed, deleted
             parts.append(Text(f"  {line}", style="dim", no_wrap=True, overflow="ellipsis"))
         if record.metadata.get("unchanged_since") and not self.expanded:
