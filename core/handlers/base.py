@@ -16,10 +16,9 @@ from typing import Any, Callable, Sequence
 
 from core.approvals import Approvals
 from core.callables import call_sync_or_async
-from core.compat.handler import BaseHandlerSpecApi
 from core.config import Settings
 from core.file_context import FileContext
-from core.handlers.budget import estimate_request_tokens
+from core.tokens import estimate_request_tokens
 from core.memory.policy import FilePolicy, Refusal
 from core.memory.types import DataContext
 from core.providers.base import ProviderAdapter, ToolSpec
@@ -63,7 +62,7 @@ class FileAccess:
         return self.load(path)[0]
 
 
-class BaseHandler(BaseHandlerSpecApi):
+class BaseHandler:
     """Shared state and services of handlers."""
 
     def __init__(

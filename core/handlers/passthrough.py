@@ -3,7 +3,7 @@
 ``stream_query`` is the engine: it records the user's message, calls the model,
 runs the tools it asks for, feeds their results back and repeats until the model
 answers without tools, yielding a typed event (:mod:`core.events`) for every step.
-``handle_query`` consumes it and returns the TaskResult of SPEC.md.
+The SPEC's ``handle_query`` (on :class:`core.compat.PassthroughHandler`) consumes it and returns the TaskResult of SPEC.md.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from core.handlers.base import BaseHandler, ToolNotFound
 from core.compaction.compactor import is_prompt_too_long
 from core.callables import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
-from core.compat.handler import PassthroughSpecApi
 from core.handlers.retry import RetryBudget, retry_delay, shown_message
 from core.handlers.requests import RequestMixin
 from core.handlers.spending import SpendingMixin
@@ -89,7 +88,7 @@ class _Turn:
     """The usage reported by the response streaming now (None: no response has started)."""
 
 
-class PassthroughHandler(PassthroughSpecApi, RequestMixin, SpendingMixin, BaseHandler):
+class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
     """Handles raw user queries with the model and the registered tools."""
 
     def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None) -> None:

@@ -202,7 +202,7 @@ def test_aider_imports_under_a_stdout_without_encoding():
 
 async def test_approval_shows_the_files_aider_will_get(fake_llm, aider_settings, git_repo):
     """The approval request names the instruction and the final file list (explicit, pinned, read-only)."""
-    from core.handlers.passthrough import PassthroughHandler
+    from core.compat import PassthroughHandler  # the engine's, with the SPEC's handle_query
     from core.providers.openai import OpenAICompatibleProvider
     from core.tools.aider_bridge import AiderBridge
     from core.tools.aider_tools import register_aider_tools

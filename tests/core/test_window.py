@@ -12,7 +12,7 @@ import pytest
 
 from core.compaction.probe import probe_window
 from core.config import Settings, load_settings
-from core.handlers.passthrough import PassthroughHandler
+from core.compat import PassthroughHandler  # the engine's, with the SPEC's handle_query
 from core.models import limits_for, resolve_window
 from core.providers.openai import OpenAICompatibleProvider
 
