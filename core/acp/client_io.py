@@ -38,7 +38,7 @@ from core.sandbox.protect import Moved
 from core.tools.aider_guard import protected_reason
 from core.tools.files import MAX_READ_CHARS, numbered_line
 from core.tools.paths_guard import PathRefused, resolve_in_root
-from core.tools.secrets import is_secret_path, redact
+from core.secrets import is_secret_path, redact
 from core.callables import call_sync_or_async
 from core.types import TaskResult, error_result, is_error, ok_result
 
