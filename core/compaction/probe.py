@@ -12,7 +12,9 @@ Information": ``model_info["<arch>.context_length"]`` and ``parameters`` holding
 vllm/entrypoints/openai/protocol.py ``ModelCard``); llama.cpp ``GET /props``
 (``default_generation_settings.n_ctx``, tools/server/README.md); LM Studio
 ``GET /api/v0/models/{model}`` (``loaded_context_length``, ``max_context_length``;
-lmstudio.ai/docs/developer/rest/endpoints).
+lmstudio.ai/docs/developer/rest/endpoints); gateways that list ``context_length`` at
+``/v1/models`` (OpenRouter: openrouter.ai/docs/api-reference/list-available-models; Together).
+A server that does not answer within :data:`TIMEOUT` is not asked further.
 """
 
 from __future__ import annotations
@@ -64,8 +66,12 @@ def _ollama(root: str, api: str, model: str, fetch: Fetch) -> tuple[int, str] | 
 def _vllm(root: str, api: str, model: str, fetch: Fetch) -> tuple[int, str] | None:
     listed = fetch(f"{api}/models", None)
     for card in (listed or {}).get("data") or [] if isinstance(listed, dict) else []:
-        if isinstance(card, dict) and card.get("id") == model and (tokens := _positive(card.get("max_model_len"))):
+        if not isinstance(card, dict) or card.get("id") != model:
+            continue
+        if tokens := _positive(card.get("max_model_len")):
             return tokens, "vLLM /v1/models max_model_len"
+        if tokens := _positive(card.get("context_length")):  # OpenRouter and Together list it so
+            return tokens, "/v1/models context_length"
     return None
 
 
@@ -108,7 +114,13 @@ def probe_window(base_url: str, model: str, fetch: Fetch = _fetch) -> tuple[int,
     for probe in PROBES:
         try:
             found = probe(root, api, model, fetch)
+        except TimeoutError as exc:
+            log.info("window probe %s at %s timed out; not asking further: %s", probe.__name__, root, exc)
+            return None
         except (OSError, ValueError, urllib.error.URLError) as exc:
+            if isinstance(getattr(exc, "reason", None), TimeoutError):
+                log.info("window probe %s at %s timed out; not asking further", probe.__name__, root)
+                return None
             log.debug("window probe %s at %s: %s", probe.__name__, root, exc)
             continue
         if found is not None:

@@ -142,3 +142,20 @@ async def test_the_output_limit_caps_what_a_request_asks_for(fake_llm: Any, tmp_
     fake_llm.script(Reply(text="ok"))
     assert (await handler.handle_query("hi"))["content"] == "ok"
     assert fake_llm.requests[0].body["max_tokens"] == 4_096  # the default 8,192 is refused by this model
+
+
+def test_a_server_that_does_not_answer_is_asked_once() -> None:
+    asked: list[str] = []
+
+    def slow(url: str, body: Any = None) -> Any:
+        asked.append(url)
+        raise TimeoutError("timed out")
+
+    assert probe_window("http://10.0.0.9:8000/v1", "some-model", fetch=slow) is None
+    assert len(asked) == 1
+
+
+def test_a_gateway_listing_context_length() -> None:
+    listing = {"data": [{"id": "meta-llama/llama-3.1-70b-instruct", "context_length": 131072}]}
+    found = probe_window("https://openrouter.ai/api/v1", "meta-llama/llama-3.1-70b-instruct", fetch=lambda url, body=None: listing)
+    assert found == (131072, "/v1/models context_length")

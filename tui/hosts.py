@@ -1,0 +1,75 @@
+"""What each controller may ask of the running app, by name (issue 24 s3, "no App handed down").
+
+The controllers (the conversation, the file context, the slash commands) are given the
+app typed as one of these protocols, never as ``App``: each names exactly what its
+controller does with it, and ``tests/tui/test_hosts.py`` fails when a controller reaches
+for anything else (quitting, suspending or pushing screens from a place not meant to).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
+
+if TYPE_CHECKING:
+    from textual.message import Message
+    from textual.screen import Screen
+    from textual.worker import Worker, WorkerManager
+
+
+class CommandHost(Protocol):
+    """What a slash command may ask of the app: show a screen (a picker, the MCP list), quit (``/quit``)."""
+
+    def push_screen(self, screen: "Screen[Any]", callback: Callable[[Any], Any] | None = None) -> Any:
+        """Show ``screen``; ``callback`` gets what it is dismissed with."""
+
+    def exit(self) -> None:
+        """End the app."""
+
+
+class FileHost(Protocol):
+    """What the file context may ask of the app: tell the user something, ask a question (a screen)."""
+
+    def notify(self, message: str, *, severity: str = "information") -> None:
+        """A toast."""
+
+    def push_screen(self, screen: "Screen[Any]", callback: Callable[[Any], Any] | None = None) -> Any:
+        """Show ``screen``; ``callback`` gets what it is dismissed with."""
+
+
+class TurnHost(Protocol):
+    """What the conversation may ask of the app: run the turn worker, ask for approval, lend the terminal to aider."""
+
+    @property
+    def screen(self) -> "Screen[Any]":
+        """The screen on top (an approval being answered)."""
+
+    @property
+    def workers(self) -> "WorkerManager":
+        """The app's workers (to wait for a cancelled turn)."""
+
+    def notify(self, message: str, *, severity: str = "information") -> None:
+        """A toast."""
+
+    def push_screen(self, screen: "Screen[Any]", callback: Callable[[Any], Any] | None = None) -> Any:
+        """Show ``screen`` (a tool call's whole result)."""
+
+    async def push_screen_wait(self, screen: "Screen[Any]") -> Any:
+        """Show ``screen`` and wait for its answer (an approval)."""
+
+    def run_worker(self, work: Any, *, group: str = "default", exclusive: bool = False, exit_on_error: bool = True) -> "Worker[Any]":
+        """Run ``work`` in a worker (the one turn worker, a /task)."""
+
+    def refresh_bindings(self) -> None:
+        """Bindings that depend on a running turn changed."""
+
+    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool:
+        """Run ``callback`` after the messages waiting now."""
+
+    def post_message(self, message: "Message") -> bool:
+        """A turn's report to the app (a query given back, files suggested)."""
+
+    def suspend(self) -> ContextManager[None]:
+        """Give the terminal to an interactive program (aider)."""
+
+    def refresh(self, *, layout: bool = False) -> Any:
+        """Redraw everything (after the terminal comes back)."""
