@@ -18,7 +18,7 @@ from tui.widgets.chat import NoteMessage
 from tui.widgets.context import ContextEntry, ContextPane, EntryMessage
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from tui.hosts import FileHost
 
     from core.session import Session
     from tui.engine import Engine
@@ -37,7 +37,7 @@ class FileContext:
         host: the running app, for the over-budget question and notifications.
     """
 
-    def __init__(self, engine: "Engine", pane: ContextPane, chat: "ChatView", host: "App[Any]") -> None:
+    def __init__(self, engine: "Engine", pane: ContextPane, chat: "ChatView", host: "FileHost") -> None:
         self.engine = engine
         self.pane = pane
         self.chat = chat

@@ -27,7 +27,7 @@ from tui.widgets.command_output import CommandOutput
 from tui.widgets.pasted import user_message
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from tui.hosts import TurnHost
 
     from tui.widgets.chat import ChatView
     from tui.widgets.prompt import PromptInput
@@ -50,7 +50,7 @@ class Conversation:
         host: the running app, for its workers, screens and terminal.
     """
 
-    def __init__(self, engine: Engine, *, chat: "ChatView", trace: "ToolTrace", status: "StatusLine", prompt: "PromptInput", files: FileContext, host: "App[Any]") -> None:
+    def __init__(self, engine: Engine, *, chat: "ChatView", trace: "ToolTrace", status: "StatusLine", prompt: "PromptInput", files: FileContext, host: "TurnHost") -> None:
         self.engine = engine
         self.chat, self.trace, self.status, self.prompt = chat, trace, status, prompt
         self.files = files

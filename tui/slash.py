@@ -18,7 +18,7 @@ from tui.help import LongNote, help_renderable
 from tui.widgets.chat import MarkdownNote, NoteMessage
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from tui.hosts import CommandHost
 
     from tui.context_ops import FileContext
     from tui.conversation import Conversation
@@ -43,8 +43,8 @@ class CommandContext:
     """The session store and the current session (/new, /sessions, /export)."""
     conversation: "Conversation"
     """The turn worker (/task, /run, /test)."""
-    screens: "App[Any]"
-    """The running app, for its screens and for quitting."""
+    screens: "CommandHost"
+    """What a command may ask of the app (a screen, quitting): :class:`tui.hosts.CommandHost`."""
     keys: Callable[[], Sequence[tuple[str, list[Binding]]]]
     """The key bindings by where they work (/help; gathered when asked, so the screens they name load then)."""
     commands: Sequence[Any]
