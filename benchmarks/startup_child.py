@@ -57,10 +57,24 @@ elif KIND == "ui":
     from core.config import load_settings
     from tui.app import make_app
 
+    class _Approvals:  # what core.session.Session asks of a handler's approvals when the app connects
+        allowed: frozenset[str] = frozenset()
+        mode = "ask"
+
+        def set_approver(self, approve: object) -> None:
+            pass
+
+        def set_mode(self, mode: str) -> None:
+            pass
+
     class _NoEngine:
+        approvals = _Approvals()
         approve = None
         pinned_files: list[str] = []
         project_root = None
+
+        def get_resource_metrics(self) -> dict[str, object]:
+            return {}
 
         def get_provider_identifier(self) -> str:
             return "anthropic:claude-sonnet-4-5"
