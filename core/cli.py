@@ -20,12 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 if TYPE_CHECKING:  # imported where a headless turn runs: its dataclasses are not on the TUI's path to the first frame
     from core import events as ev
 
+from core.exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
 log = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -257,6 +255,8 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         return _emit_task_result(result, output_format)
 
     if not settings.provider_configured:
+        from core.config import provider_missing_message
+
         _error(provider_missing_message(settings))
         return EXIT_USAGE
 
@@ -285,24 +285,6 @@ async def _run_headless_turn(application: Any, settings: Any, query: str, output
         return EXIT_OK
     _error(final.message if final else "the turn ended without a result")
     return EXIT_FAILED
-
-
-def provider_missing_message(settings: Any) -> str:
-    """What to set when the chosen provider has neither a key nor an endpoint (and why the project's .env did not count)."""
-    from core.config import read_project_env
-    from core.trust import is_trusted
-
-    message = (
-        f"no {settings.provider} provider is configured: set "
-        + ("ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)" if settings.provider == "anthropic" else "OPENAI_API_KEY or OPENAI_BASE_URL")
-        + " in the environment or .env, or choose another with --provider"
-    )
-    prefix = "ANTHROPIC_" if settings.provider == "anthropic" else "OPENAI_"
-    ignored = sorted(k for k in read_project_env(settings.project_root) if k in (prefix + "API_KEY", prefix + "BASE_URL"))
-    if ignored and not is_trusted(settings.project_root):
-        message += (f"; the project's .env sets {', '.join(ignored)}, which applies only once you trust the project "
-                    "(assistant-tui --trust, once)")
-    return message
 
 
 def _emit_task_result(result: dict[str, Any], output_format: str) -> int:

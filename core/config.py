@@ -378,3 +378,21 @@ def _explain(error: Mapping[str, Any]) -> str:
     if annotation in (int, float):
         return f"{name} must be a non-negative number, got {value!r}"
     return f"{name}: {error.get('msg')}, got {value!r}"
+
+
+def provider_missing_message(settings: Any) -> str:
+    """What to set when the chosen provider has neither a key nor an endpoint (and why the project's .env did not count).
+
+    Said by ``-p`` and by ACP's session/new alike.
+    """
+    message = (
+        f"no {settings.provider} provider is configured: set "
+        + ("ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL)" if settings.provider == "anthropic" else "OPENAI_API_KEY or OPENAI_BASE_URL")
+        + " in the environment or .env, or choose another with --provider"
+    )
+    prefix = "ANTHROPIC_" if settings.provider == "anthropic" else "OPENAI_"
+    ignored = sorted(k for k in read_project_env(settings.project_root) if k in (prefix + "API_KEY", prefix + "BASE_URL"))
+    if ignored and not is_trusted(settings.project_root):
+        message += (f"; the project's .env sets {', '.join(ignored)}, which applies only once you trust the project "
+                    "(assistant-tui --trust, once)")
+    return message

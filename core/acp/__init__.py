@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve ACP on stdio until the client closes it; returns the exit status."""
     from core.acp.stdio import take_stdio
-    from core.cli import EXIT_USAGE
+    from core.exit_codes import EXIT_USAGE
     from core.config import ConfigError, load_settings
     from core.logging_setup import setup_logging
 

@@ -341,7 +341,7 @@ class AssistantAgent:
             return await self._task_command(session, query.strip())
         settings = application.settings
         if not settings.provider_configured:
-            from core.cli import provider_missing_message
+            from core.config import provider_missing_message
 
             raise RequestError(-32000, provider_missing_message(settings), {"reason": "no_provider", "details": provider_missing_message(settings)})
         if not session.mcp_settled:  # the first prompt sees the MCP tools (each server is bounded by its startup timeout)
