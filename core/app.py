@@ -74,7 +74,8 @@ class Application:
         self.session_state = Session(self.handler, application=self)
         from core.checkpoints.manager import Checkpoints
 
-        self.checkpoints = self.handler.checkpoints = Checkpoints(self.project_root, self.session_state)  # issue 26
+        self.checkpoints = Checkpoints(self.project_root, self.session_state)  # issue 26
+        self.handler.use_checkpoints(self.checkpoints)
         """The open conversation: history, file context, approvals, transcript, metrics."""
 
     def _register_tools(self) -> None:

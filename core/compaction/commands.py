@@ -150,8 +150,6 @@ async def switch_model(handler: Any, choice: str) -> str:
     Raises:
         ModelSwitchError: a turn is running, or the provider is not configured.
     """
-    from core.providers import create_provider
-
     if handler is None:
         raise ModelSwitchError("No model to switch: the engine did not start.")
     if _busy(handler):
@@ -159,15 +157,11 @@ async def switch_model(handler: Any, choice: str) -> str:
     provider, model = _pick(handler, choice)
     config = handler.config
     before = f"{config.provider}:{handler.model_name}"
-    config.provider, config.model = provider, model
-    handler.model_provider = create_provider(config)
-    handler.conversation_files.caching = bool(getattr(handler.model_provider, "prompt_cache", True))
+    handler.use_model(provider, model)
     carried = carry_over(handler.conversation_history, provider)
     for old, new in carried.mapping.items():
         if old in handler.compactor.originals:
             handler.compactor.originals[new] = handler.compactor.originals.pop(old)
-    handler.last_usage = None  # the last reported prompt was the other model's
-    handler._usage_mark = 0
     window = await handler.compactor.ensure_window()
     tokens = handler.compactor.estimate(handler.system_prompt(), handler.get_tool_specs())
     price = handler.usage.prices.price_for(model)

@@ -285,18 +285,14 @@ class Compactor:
         record["ts"] = time.time()
         view, removed = apply_compaction(history, record, self.originals)
         self.archive.extend(m for m in removed if not m.get("compaction"))
-        handler.conversation_history[:] = view
-        handler.conversation_files.rebuild(handler.conversation_history)
-        handler.last_usage = None  # the reported prompt no longer describes the view
-        handler._usage_mark = 0
+        handler.replace_view(view)  # the reported prompt no longer describes the view
         after = self.estimate(system_prompt, tools)
         record["tokens_after"] = after
         cost = None
         usage_record = None
         if usage is not None:
             booked = handler.record_usage(usage.as_dict(), len(handler.conversation_history))
-            handler.last_usage = None  # that prompt was the summary request's, not the conversation's
-            handler._usage_mark = 0
+            handler.forget_reported_prompt()  # that prompt was the summary request's, not the conversation's
             usage_record = handler.usage_record(booked)
             cost = booked.cost(handler.usage.prices.price_for(handler.model_name))
         seconds = time.monotonic() - started

@@ -104,11 +104,34 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         """What an interrupted turn leaves for the observers: its partial message or abandoned response."""
         self.clock: Callable[[], float] = time.monotonic
         """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
+        self._checkpoints: Any = None
         self._init_spending()
         self._init_requests(PASSTHROUGH_INSTRUCTIONS)
         self.register_tool({**FILE_PATH_COMMAND_SPEC, "takes_call_id": True, "read_only": True}, self._file_path_command)
         if hasattr(task_system, "approve_changes"):
             task_system.approve_changes = self.approve_task  # /task runs that change files ask in read-only mode
+
+    @property
+    def checkpoints(self) -> Any:
+        """The project's checkpoints (issue 26; ``core.checkpoints.Checkpoints``), or None: writers snapshot through them."""
+        return self._checkpoints
+
+    def use_checkpoints(self, checkpoints: Any) -> None:
+        """Snapshot the project before every writer (and diff after a command) through ``checkpoints``."""
+        self._checkpoints = checkpoints
+
+    def use_model(self, provider: str, model: str) -> None:
+        """The next requests go to ``provider``'s ``model`` (``/model``), the conversation carried over.
+
+        The settings are replaced by a copy that names the model, never changed in place
+        (they are read-only after start); the last reported prompt was the other model's.
+        """
+        from core.providers import create_provider
+
+        self.config = self.config.model_copy(update={"provider": provider, "model": model})
+        self.model_provider = create_provider(self.config)
+        self.conversation_files.caching = bool(getattr(self.model_provider, "prompt_cache", True))
+        self.forget_reported_prompt()
 
     # -- public entry points -------------------------------------------------
     def reset_conversation(self) -> None:

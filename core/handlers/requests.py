@@ -60,6 +60,13 @@ class RequestMixin:
         self.conversation_files.rebuild(self.conversation_history)
         self.restore_usage(usage or [])  # type: ignore[attr-defined]
 
+    def replace_view(self, messages: Sequence[Any]) -> None:
+        """The model's view of the conversation becomes ``messages`` (compaction): the files it holds are found again,
+        and the last reported prompt no longer counts for the context figure."""
+        self.conversation_history = list(messages)
+        self.conversation_files.rebuild(self.conversation_history)
+        self.forget_reported_prompt()  # type: ignore[attr-defined]
+
     def reset_conversation(self) -> None:
         super().reset_conversation()  # type: ignore[misc]
         self.compactor.reset()

@@ -81,6 +81,11 @@ class SpendingMixin:
         self.last_usage = None
         self._usage_mark = 0
 
+    def forget_reported_prompt(self) -> None:
+        """The last reported prompt no longer describes what the next request sends (a compacted view, another model)."""
+        self.last_usage = None
+        self._usage_mark = 0
+
     def reset_spending(self) -> None:
         self.usage.clear()
         self.last_usage = None
