@@ -12,78 +12,22 @@ import textwrap
 from dataclasses import fields
 from pathlib import Path
 
+from tests import import_graph as ig
+
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY_POINT = "tui.cli"
 """The console script launches the app; it is the one module above the composition root."""
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def _modules(package: str) -> dict[str, Path]:
-    return {_module_name(path): path for path in sorted((ROOT / package).rglob("*.py"))}
-
-
-def _imports(path: Path, known: set[str]) -> set[str]:
-    """Every module ``path`` imports (``from tui import runtime`` counts as ``tui.runtime``)."""
-    found: set[str] = set()
-    package = _module_name(path).rpartition(".")[0] if path.name != "__init__.py" else _module_name(path)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in known)
-    return found
+    return ig.modules(package)
 
 
 def _graph(package: str) -> dict[str, set[str]]:
-    modules = _modules(package)
-    known = set(modules)
-    return {name: _imports(path, known) for name, path in modules.items()}
+    return ig.graph(package)
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module, or a module importing itself (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in graph[node]:
-            if target not in graph:
-                continue
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1 or node in graph[node]:
-                found.append(sorted(component))
-
-    for node in graph:
-        if node not in index:
-            visit(node)
-    return found
+_cycles = ig.cycles
 
 
 def test_nothing_in_tui_imports_the_app() -> None:
@@ -102,6 +46,20 @@ def test_core_imports_neither_tui_nor_textual() -> None:
 def test_the_tui_import_graph_has_no_cycle() -> None:
     graph = {name: {m for m in imported if m.startswith("tui.") or m == "tui"} for name, imported in _graph("tui").items()}
     assert _cycles(graph) == []
+
+
+def test_the_rooms_of_tui_keep_their_floors() -> None:
+    """docs/architecture.md's Floors of tui: every room listed, none imports a higher floor, no two import each other."""
+    found = ig.violations(_graph("tui"), "tui", ig.floors("### Floors of tui"))
+    assert found == {"not in the table": [], "in the table, not in the code": [], "upward": [], "cycles": []}
+
+
+def test_a_widget_importing_a_screen_is_found() -> None:
+    planted = {module: set(imported) for module, imported in _graph("tui").items()}
+    planted["tui.widgets.pasted"].add("tui.screens.text_view")  # what the pasted message did before it posted a message
+    found = ig.violations(planted, "tui", ig.floors("### Floors of tui"))
+    assert found["upward"] == ["widgets (2) -> screens (3): tui.widgets.pasted -> tui.screens.text_view"]
+    assert found["cycles"] == ["screens <-> widgets"]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
