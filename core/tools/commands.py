@@ -25,7 +25,7 @@ from core.config import Settings
 from core.sandbox import Limits, Preflight, RunResult, SandboxStatus, run_command
 from core.sandbox.runner import OutputCallback
 from core.tools.live_output import emit
-from core.tools.secrets import redact
+from core.secrets import redact
 from core.tools.testcmd import TestCommandError, resolve_test_command, tests_not_run
 from core.trust import root_problem
 from core.types import TaskResult, error_result, ok_result

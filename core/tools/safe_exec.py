@@ -43,7 +43,7 @@ from core.tools.find_sandbox import (
 )
 from core.tools.output_paths import MAX_CHECKED_LINES, FoundPaths, find_paths_in_output, parse_file_paths_from_output
 from core.tools.paths_guard import is_inside, relative_display
-from core.tools.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
+from core.secrets import env_file_values, redact, scrubbed_env, withhold_secret_lines
 from core.trust import root_problem
 from core.types import ApprovalRequest, Approver, TaskResult, ToolCall, error_result, ok_result
 
