@@ -294,10 +294,8 @@ def register_edit_file(handler: Any) -> bool:
     root = Path(handler.project_root)
 
     async def policy(params: dict[str, Any]) -> Verdict:
-        approvals = getattr(handler, "approvals", None)
-        allowed = getattr(approvals, "allowed", None) if approvals is not None else None
-        allowed = allowed if allowed is not None else getattr(handler, "session_allowed", ())
-        if handler.config.approval_mode == "allow" or "editFile" in allowed:
+        approvals = handler.approvals
+        if approvals.mode == "allow" or "editFile" in approvals.allowed:
             return Verdict("allow")
         try:
             edit = await asyncio.to_thread(plan_edit, params, root)

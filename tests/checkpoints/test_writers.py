@@ -140,3 +140,33 @@ async def test_interactive_aider_turn_is_rewound(fake_llm, project: Path) -> Non
     out = run_cli(["rewind", "1", "--yes"], project)
     assert out.returncode == 0, out.stderr
     assert tree_state(project) == original
+
+
+async def test_edit_file_follows_the_sessions_approval_mode(fake_llm, project: Path) -> None:
+    """A mode switched on the session (ACP's modes, ``Session.set_approval_mode``) is what editFile obeys.
+
+    The settings say "ask" and the only approver refuses: once the session allows everything,
+    the edit lands without asking (before, editFile read the mode from the settings and asked).
+    """
+    asked: list[str] = []
+
+    async def refuse(request: Any) -> Any:
+        from core.types import Decision
+        asked.append(request.title)
+        return Decision.DENY
+
+    fake_llm.script(
+        Reply(tools=[Tool("editFile", {"path": "calc.py", "edits": [{"old_text": "a + b", "new_text": "b + a"}]})]),
+        Reply(text="Edited."),
+    )
+    settings = settings_for(fake_llm, project).model_copy(update={"approval_mode": "ask"})
+    application = Application(settings)
+    session = application.session_state
+    session.start()
+    session.handler.approvals.set_approver(refuse)
+    session.set_approval_mode("allow")
+    events = await run_turn(application, "swap the operands")
+    await application.aclose()
+    assert [c.status for c in finished(events)] == ["success"], [c.result for c in finished(events)]
+    assert asked == []
+    assert "b + a" in (project / "calc.py").read_text()
