@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -105,3 +106,27 @@ def agent_stderr(project: Path) -> str:
 def raw_agent(project: Path) -> subprocess.Popen[bytes]:
     """The agent with raw pipes, for malformed input."""
     return subprocess.Popen(AGENT, cwd=project, env=agent_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def agent_mid_answer(project: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The agent with raw pipes, streaming its answer to a prompt (its first chunk has arrived), and the session's id."""
+    process = raw_agent(project)
+
+    def send(message: dict) -> None:
+        process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        process.stdin.flush()
+
+    def reply(request_id: int) -> dict:
+        while True:
+            message = json.loads(process.stdout.readline())
+            if message.get("id") == request_id:
+                return message
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    reply(1)
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}})
+    session_id = reply(2)["result"]["sessionId"]
+    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "talk"}]}})
+    while '"agent_message_chunk"' not in process.stdout.readline().decode():
+        pass
+    return process, session_id

@@ -8,6 +8,7 @@ import json
 from core.sessions import SessionStore, load_session
 from tests.acp.conftest import (
     RecordingClient,
+    agent_mid_answer,
     agent_stderr,
     allow,
     cancelled_outcome,
@@ -281,25 +282,7 @@ async def test_plan_steps_turn_limit_and_provider_errors(fake_llm, project):
 
 def test_the_client_going_away_mid_answer_keeps_the_partial_answer(fake_llm, project):
     fake_llm.script(Reply(text="word " * 400, chunk=5, tokens_per_second=40))
-    process = raw_agent(project)
-
-    def send(message: dict) -> None:
-        process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
-        process.stdin.flush()
-
-    def reply(request_id: int) -> dict:
-        while True:
-            message = json.loads(process.stdout.readline())
-            if message.get("id") == request_id:
-                return message
-
-    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-    reply(1)
-    send({"id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}})
-    session_id = reply(2)["result"]["sessionId"]
-    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "talk"}]}})
-    while '"agent_message_chunk"' not in process.stdout.readline().decode():
-        pass
+    process, session_id = agent_mid_answer(project)
     process.stdin.close()  # the editor quit
     assert process.wait(60) == 0
     assert b"Traceback" not in process.stderr.read()

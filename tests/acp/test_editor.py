@@ -29,7 +29,7 @@ from acp.schema import (
 )
 
 from core.sessions import SessionStore, load_session
-from tests.acp.conftest import RecordingClient, agent_stderr, allow, prompt, raw_agent, running_agent
+from tests.acp.conftest import RecordingClient, agent_mid_answer, agent_stderr, allow, prompt, running_agent
 from tests.fake_llm import Reply, Tool
 
 EDITOR = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
@@ -251,25 +251,7 @@ async def test_a_failed_prompt_says_why_in_message_and_details(fake_llm, project
 
 def test_a_terminate_mid_turn_ends_cleanly_and_keeps_the_partial_answer(fake_llm, project):
     fake_llm.script(Reply(text="word " * 400, chunk=5, tokens_per_second=40))
-    process = raw_agent(project)
-
-    def send(message: dict) -> None:
-        process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
-        process.stdin.flush()
-
-    def reply(request_id: int) -> dict:
-        while True:
-            message = json.loads(process.stdout.readline())
-            if message.get("id") == request_id:
-                return message
-
-    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-    reply(1)
-    send({"id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}})
-    session_id = reply(2)["result"]["sessionId"]
-    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "talk"}]}})
-    while '"agent_message_chunk"' not in process.stdout.readline().decode():
-        pass
+    process, session_id = agent_mid_answer(project)
     process.send_signal(signal.SIGTERM)  # the editor quits
     assert process.wait(60) == 0
     assert b"Traceback" not in process.stderr.read()
