@@ -80,6 +80,8 @@ class TurnRenderer:
         """Tool calls started in this turn: the status line counts a call when it starts."""
         self.cut = False
         """The last message was closed as interrupted already (a replayed partial answer): an interruption adds no other."""
+        self.paused = ""
+        """The answer so far of a response a server tool paused (``pause_turn``): the model goes on in the same message."""
 
     async def _message(self) -> AssistantMessage:
         if self.current is None:
@@ -89,6 +91,7 @@ class TurnRenderer:
 
     async def _close_current(self, content: str | None = None, *, interrupted: bool = False, stop_reason: str = "") -> None:
         self._close_thinking()
+        self.paused = ""
         if self.current is not None:
             message, self.current = self.current, None
             await message.finish(content, interrupted=interrupted, stop_reason=stop_reason)
@@ -122,8 +125,11 @@ class TurnRenderer:
                 self._close_thinking()
                 self.status.set_state(STREAMING)
                 await (await self._message()).append(text)
+            case ev.AssistantMessage(content=content, interrupted=False, stop_reason="pause_turn", tool_calls=()):
+                await self._pause(content)
             case ev.AssistantMessage(content=content, interrupted=interrupted, stop_reason=stop_reason):
                 self.cut = interrupted
+                content = self.paused + content
                 if self.current is None and (content or stop_reason not in NORMAL_STOPS):
                     await self._message()
                 if content or self.current is not None:
@@ -176,6 +182,20 @@ class TurnRenderer:
                 await self.show_error(reason, message, cut_short=bool((metadata or {}).get("characters")))
             case _:
                 log.debug("ignoring event %r", event)
+
+    async def _pause(self, content: str) -> None:
+        """A server tool paused the response (``pause_turn``): the message stays open and the continuation
+        is appended to it, so the paused and continued parts read as one answer (live and replayed)."""
+        self.cut = False
+        self._close_thinking()
+        paused = self.paused + content
+        if paused and self.current is None:
+            await self._message()
+        if self.current is not None:
+            self.answered = True
+            if paused.startswith(self.current.text) and len(paused) > len(self.current.text):
+                await self.current.append(paused[len(self.current.text) :])  # replayed: nothing streamed
+        self.paused = paused
 
     async def _line(self, call: ToolCall) -> ToolCallLine:
         """The chat's line for ``call`` (added if the call never started, e.g. stopped by the guard)."""

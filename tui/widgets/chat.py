@@ -97,7 +97,7 @@ class StreamedMarkdown(ChatMarkdown):
 
 
 NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls", "pause_turn"})
-"""Stop reasons of an answer that ended as the model meant it (no label; after ``pause_turn`` the model goes on in the next message)."""
+"""Stop reasons of an answer that ended as the model meant it (no label; after ``pause_turn`` the model goes on in the same message: ``tui.turn``)."""
 STOP_LABELS: dict[str, tuple[str, str]] = {
     "interrupted": ("■ interrupted", "interrupted"),
     "incomplete": ("■ incomplete: the connection closed before the answer finished", "incomplete"),
