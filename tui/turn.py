@@ -117,7 +117,10 @@ class TurnRenderer:
             case ev.ThinkingDelta(text=text):
                 if self.thinking is None:
                     self.thinking = ThinkingBlock()
-                    await self.chat.add(self.thinking)
+                    if self.paused and self.current is not None:  # the continuation's reasoning goes above its one answer
+                        await self.chat.mount(self.thinking, before=self.current)
+                    else:
+                        await self.chat.add(self.thinking)
                 self.thinking.append(text)
                 self.status.set_state(THINKING)
             case ev.TextDelta(text=text):

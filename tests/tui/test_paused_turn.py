@@ -15,7 +15,7 @@ from tests.fake_llm import FakeLLM, Raw, Reply
 from tests.tui.conftest import FixedClock, finish_turn, send, started, wait_for, widgets
 from tests.wire.test_wire import load
 from tui.app import make_app
-from tui.widgets.chat import AssistantMessage, UserMessage
+from tui.widgets.chat import AssistantMessage, ThinkingBlock, UserMessage
 
 PAUSED = "I'll search for the latest release notes."
 CONTINUED = "\n\nPython 3.14 came out in October 2025."
@@ -51,3 +51,19 @@ async def test_a_paused_and_continued_answer_is_one_message_live_and_after_conti
         await wait_for(pilot, lambda: bool(widgets(second, AssistantMessage)))
         assert answers(second) == [PAUSED + CONTINUED]
     assert len(fake_llm.requests) == 2, "redrawing sends nothing"
+
+
+async def test_the_continuations_thinking_stays_above_the_one_answer(project: Path, fake_llm: FakeLLM) -> None:
+    """Reasoning streamed in the continuation is shown before the answer it belongs to, not under it."""
+    _, body = load("anthropic_pause_turn_web_search")
+    settings = Settings(project_root=project, anthropic_base_url=fake_llm.anthropic_url, anthropic_api_key="test", max_retries=0)
+    fake_llm.script(Raw(body), Reply(text=CONTINUED, thinking="The results say October."))
+    app = make_app(settings, clock=FixedClock())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await send(pilot, "what is new in python?")
+        await finish_turn(pilot)
+        assert answers(app) == [PAUSED + CONTINUED]
+        kinds = [type(child).__name__ for child in app.chat.children if isinstance(child, (UserMessage, AssistantMessage, ThinkingBlock))]
+        assert kinds == ["UserMessage", "ThinkingBlock", "AssistantMessage"], kinds
+        assert widgets(app, ThinkingBlock)[0].text == "The results say October."
