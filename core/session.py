@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Sequence
 
 from core import events as ev
 from core.file_context import AddOutcome, ContextFile, FileContext
@@ -144,8 +144,10 @@ class Session:
         return self.context.entries()
 
     # -- turns ---------------------------------------------------------------------------
-    async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
+    async def stream_query(self, query: str, images: Sequence[dict[str, str]] = ()) -> AsyncIterator[ev.Event]:
         """Run one user turn, yielding every event; consume it with ``contextlib.aclosing``.
+
+        ``images`` (checked by :func:`core.images.checked`) go to the model with the query.
 
         The turn's relevance suggestions become the context's suggested files. Closing
         the iterator (or cancelling its consumer) ends the turn at once, so the handler
@@ -154,7 +156,7 @@ class Session:
         finished = False
         first = len(self._incidents)  # this turn's incidents start here
         try:
-            async with contextlib.aclosing(self.handler.stream_query(query)) as events:
+            async with contextlib.aclosing(self.handler.stream_query(query, images) if images else self.handler.stream_query(query)) as events:
                 async for event in events:
                     if isinstance(event, ev.TurnStarted):
                         self.context.suggest(event.relevant_files)

@@ -55,9 +55,10 @@ from core import events as ev
 from core.acp import session_config as config
 from core.acp.client_io import ClientIO
 from core.acp.plan_stream import PlanStream
-from core.acp.prompt import prompt_text
+from core.acp.prompt import prompt_images, prompt_text
 from core.acp.replay import fenced, save_mode, saved_mode
 from core.acp.updates import TurnMapper, history_updates, permission_tool_call
+from core.images import takes_images
 from core.types import ApprovalRequest, Decision, TaskResult, error_result
 
 log = logging.getLogger(__name__)
@@ -138,19 +139,30 @@ class AssistantAgent:
         """Agree on the protocol version (ours, the only one we speak) and say what we support."""
         log.info("ACP initialize: client %s, protocol %s", getattr(client_info, "name", "?"), protocol_version)
         self.client_capabilities = client_capabilities
+        image = await asyncio.to_thread(self._takes_images)
         sessions = SessionCapabilities(list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities(),
                                        fork=SessionForkCapabilities())
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=image, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=sessions,
             ),
             auth_methods=config.AUTH_METHODS,
             agent_info=Implementation(name="assistant-tui", title="assistant-tui", version=VERSION),
         )
+
+    def _takes_images(self) -> bool:
+        """The configured model takes images (:func:`core.images.takes_images`); False when the settings do not load."""
+        from core.config import ConfigError, load_settings
+
+        try:
+            settings = load_settings(self.overrides)
+        except ConfigError:
+            return False
+        return takes_images(settings.provider, settings.model_name)
 
     async def authenticate(self, method_id: str, **_: Any) -> AuthenticateResponse:
         """An ``env_var`` method: the client started us with the key; check it arrived and use that provider."""
@@ -305,6 +317,10 @@ class AssistantAgent:
         session = self._session(session_id)
         if session.task is not None:
             raise failure(-32600, "A prompt is already running in this session; cancel it or wait.", "busy")
+        settings = session.application.settings
+        handler = session.application.session_state.handler  # its model may have been switched since start
+        provider, model = (handler.config.provider, handler.model_name) if handler is not None else (settings.provider, settings.model_name)
+        images = prompt_images(prompt, f"{provider}:{model}", takes_images(provider, model))
         query = prompt_text(prompt, session.application.project_root)
         if not query.strip():
             raise failure(-32602, "The prompt is empty.", "empty_prompt")
@@ -312,7 +328,7 @@ class AssistantAgent:
         if self.newer and not session.titled and not session.application.session_state.history:
             session.titled = True
             await self._send(session, config.title_update(config.title_of(query)))
-        task = session.task = asyncio.create_task(self._turn(session, query), name=f"acp-turn-{session_id}")
+        task = session.task = asyncio.create_task(self._turn(session, query, images), name=f"acp-turn-{session_id}")
         try:
             return await task
         except asyncio.CancelledError:
@@ -335,7 +351,7 @@ class AssistantAgent:
         session.cancelled = True
         session.task.cancel()
 
-    async def _turn(self, session: AcpSession, query: str) -> PromptResponse:
+    async def _turn(self, session: AcpSession, query: str, images: list[dict[str, str]]) -> PromptResponse:
         application = session.application
         if query.lstrip().startswith("/task"):
             return await self._task_command(session, query.strip())
@@ -351,7 +367,7 @@ class AssistantAgent:
         mapper = session.mapper = TurnMapper(application.project_root, lambda name: self._gated(application, name))
         plan = PlanStream()
         final: ev.TurnCompleted | ev.TurnFailed | None = None
-        async with contextlib.aclosing(state.stream_query(query)) as events:
+        async with contextlib.aclosing(state.stream_query(query, images)) as events:
             async for event in events:
                 for update in self._updates(session, mapper, plan, event):
                     await self._send(session, update)

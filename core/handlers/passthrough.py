@@ -15,7 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from core import events as ev
 from core.approvals import DENY_MODE_REASON, Approvals, Need, Ruling, changes_things
@@ -152,8 +152,8 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         if observer in self.observers:
             self.observers.remove(observer)
 
-    async def stream_query(self, query: str) -> AsyncIterator[ev.Event]:
-        """Run one user turn, yielding every step as an event.
+    async def stream_query(self, query: str, images: Sequence[dict[str, str]] = ()) -> AsyncIterator[ev.Event]:
+        """Run one user turn, yielding every step as an event; ``images`` (:mod:`core.images`) go with the query.
 
         Cancelling the consuming task (or closing the iterator) interrupts the turn:
         the partial text is kept and marked interrupted, and every unanswered tool
@@ -161,7 +161,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         """
         finished = False
         try:
-            async with contextlib.aclosing(self._stream_turn(query)) as turn_events:
+            async with contextlib.aclosing(self._stream_turn(query, images)) as turn_events:
                 async for event in turn_events:
                     if isinstance(event, (ev.TurnCompleted, ev.TurnFailed)):
                         finished = True
@@ -220,7 +220,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                 log.exception("observer failed on %s", event.kind)
         return extra
 
-    async def _stream_turn(self, query: str) -> AsyncIterator[ev.Event]:
+    async def _stream_turn(self, query: str, images: Sequence[dict[str, str]] = ()) -> AsyncIterator[ev.Event]:
         if self._turn is not None and not self._turn.finished:
             message = "A turn is already running; wait for it or press Esc to cancel it."
             yield ev.TurnFailed(reason="busy", message=message, result={"status": TaskStatus.FAILED.value, "content": message, "metadata": {"reason": "busy"}})
@@ -229,7 +229,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         self._turn_started_at = turn.started
         self.tool_calls_this_turn = 0
         mode, text = split_mode(query)
-        message = turn.user_message = self.add_message("user", query, turn=self.user_turns + 1)
+        message = turn.user_message = self.add_message("user", query, turn=self.user_turns + 1, **({"images": list(images)} if images else {}))
         try:
             relevant = await asyncio.to_thread(self._get_relevant_files, text)
             if self.active_subtask_id is None:

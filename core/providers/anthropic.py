@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, AsyncIterator, Sequence
 
 from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
+from core.images import anthropic_blocks
 from core.providers.base import (
     SDKProvider,
     ToolSpec,
@@ -84,7 +85,8 @@ class ClaudeProvider(SDKProvider):
             content = message.get("content") or ""
             if role == "user":
                 context = message.get("context") or ""
-                push("user", ([{"type": "text", "text": context}] if context else []) + [{"type": "text", "text": content or "(empty)"}])
+                images = anthropic_blocks(message.get("images") or [])  # type: ignore[arg-type]
+                push("user", ([{"type": "text", "text": context}] if context else []) + images + [{"type": "text", "text": content or "(empty)"}])
             elif role == "assistant":
                 kept = [b for b in message.get("thinking") or [] if b.get("type") == "content_blocks"]
                 if kept and not message.get("interrupted"):

@@ -13,6 +13,7 @@ import uuid
 from typing import Any, AsyncIterator, Sequence
 
 from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
+from core.images import openai_parts
 from core.providers.base import (
     SDKProvider,
     ToolSpec,
@@ -79,7 +80,9 @@ class OpenAICompatibleProvider(SDKProvider):
             content = message.get("content") or ""
             if role == "user":
                 context = message.get("context") or ""
-                out.append({"role": "user", "content": f"{context}\n\n{content}" if context else content})
+                text = f"{context}\n\n{content}" if context else content
+                images = openai_parts(message.get("images") or [])  # type: ignore[arg-type]
+                out.append({"role": "user", "content": [{"type": "text", "text": text}, *images] if images else text})
             elif role == "assistant":
                 if message.get("interrupted"):
                     content = (content + "\n\n" + interrupted_note(message)).strip()
