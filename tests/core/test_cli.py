@@ -118,9 +118,12 @@ def test_kill_9_while_streaming_then_continue(fake_llm, project):
     for round_number in range(3):
         fake_llm.script(Reply(text="streaming words " * 300, chunk=8, tokens_per_second=400))
         process = subprocess.Popen(CLI + ["-p", f"question {round_number}", "-c"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
+        # the process's request reached the server (a slow start under load is waited for, never cut short:
+        # a kill before the request left the scripted answer for the next run, which then streamed it)
+        deadline = time.monotonic() + 120
         while len(fake_llm.requests) <= round_number and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert len(fake_llm.requests) == round_number + 1, (round_number, [r.last_user_text() for r in fake_llm.requests], process.poll())
         time.sleep(0.2 + 0.15 * round_number)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
