@@ -57,7 +57,8 @@ def planted(name: str) -> str:
     field = Settings.model_fields[name]
     default = field.get_default(call_default_factory=True)
     special = {"thinking": "4096", "anthropic_base_url": "http://127.0.0.1:9/planted", "openai_base_url": "http://127.0.0.1:9/v1",
-               "prices": '{"m": {"input": 1}}', "project_root": "/planted-root", "sandbox_paths": os.path.expanduser("~")}
+               "prices": '{"m": {"input": 1}}', "project_root": "/planted-root", "sandbox_paths": os.path.expanduser("~"),
+               "compact_at": "0.5"}
     if name in special:
         return special[name]
     if field.annotation is bool:
