@@ -42,6 +42,6 @@ async def model(ctx: "CommandContext", args: str) -> None:
 
     session = ctx.engine.session
     if not args.strip():
-        await ctx.chat.add(MarkdownNote(f"```\n{await model_listing(session.handler)}\n```", title="/model"))
+        await ctx.chat.add(MarkdownNote(await model_listing(session.handler), title="/model"))
         return
     await _between_turns(ctx.chat, ctx.conversation, ctx.screens, ctx.engine, "/model", lambda: session.switch_model(args.strip()), ModelSwitchError)

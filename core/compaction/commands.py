@@ -66,9 +66,11 @@ class ModelChoice:
         return f"{self.provider}:{self.model}"
 
     def line(self) -> str:
+        """A Markdown list item: it wraps between words in a narrow chat (80 columns), where aligned columns broke mid-word."""
         window = f"{self.window:,} tokens" if self.window else "window from the server"
         price = f"${self.price[0]:g}/${self.price[1]:g} per Mtok in/out" if self.price else "no price known"
-        return f"{'*' if self.current else ' '} {self.label:<40} {window:<18} {price}"
+        current = " (current)" if self.current else ""
+        return f"- `{self.label}`{current} · {window} · {price}"
 
 
 def _configured(config: Any) -> dict[str, str]:
@@ -118,14 +120,14 @@ async def available_models(handler: Any) -> list[ModelChoice]:
 
 
 async def model_listing(handler: Any) -> str:
-    """``/model`` without a name: the models to choose from, and how to choose."""
+    """``/model`` without a name, as Markdown: the models to choose from, and how to choose."""
     if handler is None:
         return "No model to switch: the engine did not start."
     choices = await available_models(handler)
     window = handler.compactor.window
     lines = [f"Current: {handler.config.provider}:{handler.model_name}, window {window.describe()}.", ""]
     lines += [choice.line() for choice in choices]
-    lines += ["", "/model NAME (or PROVIDER:NAME) switches for the next turn; the conversation carries over."]
+    lines += ["", "`/model NAME` (or `PROVIDER:NAME`) switches for the next turn; the conversation carries over."]
     return "\n".join(lines)
 
 

@@ -83,6 +83,8 @@ async def test_the_listing_names_each_configured_providers_models_with_window_an
     assert "Current: anthropic:claude-sonnet-4-5, window 200,000 tokens (from the model table)." in listing
     assert "anthropic:claude-haiku-4-5" in listing and "$1/$5 per Mtok in/out" in listing
     assert "openai:fake-model" in listing  # what the compatible server lists at /v1/models
+    models = [line for line in listing.splitlines() if "Mtok" in line or "window from the server" in line]
+    assert models and all(line.startswith("- `") for line in models)  # list items wrap between words at 80 columns
 
 
 async def test_an_unconfigured_provider_is_refused_with_what_is_configured(fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
