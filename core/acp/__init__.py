@@ -91,7 +91,9 @@ async def serve(overrides: dict[str, Any], in_fd: int, out_fd: int, application_
     transport = StdioTransport(in_fd, out_fd)
     await transport.open()
     agent = AssistantAgent(overrides, application_factory=application_factory, transport=transport)
-    connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)  # session/resume, close, fork
+    unanswered = Unanswered()
+    connection = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True,  # session/resume, close, fork
+                                     observers=[unanswered])
     listening = asyncio.ensure_future(connection.listen())
     loop = asyncio.get_running_loop()
     for number in STOP_SIGNALS:  # an editor quitting mid-turn: end like a closed connection, without a traceback
@@ -105,5 +107,35 @@ async def serve(overrides: dict[str, Any], in_fd: int, out_fd: int, application_
     finally:
         for number in STOP_SIGNALS:
             loop.remove_signal_handler(number)
-        await agent.close()
+        await agent.close()  # running turns end (their prompts are answered "cancelled")
+        if not listening.cancelled():
+            await unanswered.all_answered()  # end of input: what was asked before it still gets its answer
         await asyncio.shield(connection.close())
+
+
+class Unanswered:
+    """Observes the connection: the client's requests not answered yet.
+
+    At end of input the agent answers every request it read before ending (a client may write
+    its last requests and close its end at once); only then does it close the connection, which
+    cancels what is still running.
+    """
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._none_left = asyncio.Event()
+        self._none_left.set()
+
+    def __call__(self, event: Any) -> None:
+        message, incoming = event.message, event.direction == "incoming"
+        if "id" not in message or incoming != ("method" in message):
+            return  # a notification, or the client's answer to our own request
+        if incoming:
+            self._ids.add(message["id"])
+        else:
+            self._ids.discard(message["id"])
+        self._none_left.clear() if self._ids else self._none_left.set()
+
+    async def all_answered(self) -> None:
+        """Return once every request read so far has been answered."""
+        await self._none_left.wait()
