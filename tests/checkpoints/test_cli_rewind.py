@@ -48,3 +48,44 @@ def test_a_run_tests_turn_is_rewound(fake_llm, project: Path, sandbox, monkeypat
     assert done.returncode == 0, done.stderr
     assert not (project / "report.txt").exists()
     assert {k: v for k, v in tree_state(project).items() if not k.startswith(".pytest_cache")} == original
+
+
+def test_a_link_a_command_planted_leads_no_rewind_outside_the_project(fake_llm, project: Path, sandbox, tmp_path: Path) -> None:
+    """A hostile command swaps a directory for a link to a directory outside the project; rewinding writes nothing there.
+
+    Judged on the host: the outside directory holds only what it held, and the project is as before.
+    """
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "own.txt").write_text("the user's\n")
+    original = tree_state(project)
+    script = f"rm -rf pkg && ln -s {victim} pkg"
+    fake_llm.script(Reply(tools=[Tool("runCommand", {"command": ["sh", "-c", script]})]), Reply(text="Done."))
+    out = run_cli(["-p", "relink it", "--output-format", "jsonl", "--sandbox-auto"], project)
+    assert out.returncode == 0, out.stderr
+    assert (project / "pkg").is_symlink()
+
+    done = run_cli(["rewind", "1", "--yes"], project)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in victim.iterdir()) == ["own.txt"]
+    assert (victim / "own.txt").read_text() == "the user's\n"
+    assert tree_state(project) == original
+
+
+def test_a_link_planted_after_the_turn_is_not_written_through(fake_llm, project: Path, sandbox, tmp_path: Path) -> None:
+    """The turn deleted pkg/mod.py; afterwards pkg became a link to a directory outside the project.
+
+    Rewinding must not restore mod.py through that link (judged on the host: the outside directory stays as it was).
+    """
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    fake_llm.script(Reply(tools=[Tool("runCommand", {"command": ["rm", "pkg/mod.py"]})]), Reply(text="Done."))
+    out = run_cli(["-p", "drop mod", "--output-format", "jsonl", "--sandbox-auto"], project)
+    assert out.returncode == 0, out.stderr
+    assert not (project / "pkg" / "mod.py").exists()
+    moved = tmp_path / "pkg-moved"
+    (project / "pkg").rename(moved)
+    (project / "pkg").symlink_to(victim)
+
+    run_cli(["rewind", "1", "--files", "--yes", "--force"], project)
+    assert list(victim.iterdir()) == []
