@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from core.approvals import Approvals
+from tests.ast_writes import written_targets as _targets
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("core", "tui")
@@ -33,16 +34,6 @@ PARTS = frozenset({"handler", "session", "session_state", "approvals", "context"
 """Names the conversation's owner and its parts go by: their private fields are written only through ``self``."""
 OWNED_ELSEWHERE = frozenset({"session_allowed", "conversation_history", "last_usage", "_usage_mark"})
 """Handler state only ``core/handlers`` changes."""
-
-
-def _targets(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, ast.Assign):
-        return list(node.targets)
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        return [node.target]
-    if isinstance(node, ast.Delete):
-        return list(node.targets)
-    return []
 
 
 def _chain(node: ast.AST) -> list[str]:

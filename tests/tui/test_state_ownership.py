@@ -15,6 +15,7 @@ from pathlib import Path
 from core import events as ev
 from core.config import Settings
 from core.types import ToolCall
+from tests.ast_writes import written_targets as _targets
 from tests.tui.conftest import SIZE, FixedClock, ScriptedHandler, finish_turn, send, text_reply, wait_for
 from tui.app import make_app
 
@@ -36,16 +37,6 @@ def _through_handler(node: ast.AST) -> bool:
         if isinstance(node, ast.Attribute) and node.attr == "handler" or isinstance(node, ast.Name) and node.id == "handler":
             return True
     return False
-
-
-def _targets(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, ast.Assign):
-        return list(node.targets)
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        return [node.target]
-    if isinstance(node, ast.Delete):
-        return list(node.targets)
-    return []
 
 
 COPY_NAMES = frozenset({"transcript", "history", "messages", "conversation_log"})
