@@ -10,6 +10,14 @@ from typing import Any
 FINDINGS = Path(__file__).with_name("FINDINGS.md")
 """Hand-written analysis of missed targets (profiles, causes, fixes), included in the report."""
 
+BASELINE = Path(__file__).with_name("baseline.json")
+"""An earlier full run's JSON (the report published before this round's changes), compared in the report."""
+
+_LOWER_IS_BETTER = frozenset({"ms", "s", "MB", "% of a core", "bytes", "$"})
+_HIGHER_IS_BETTER = frozenset({"tokens/s"})
+_NOISE = 0.10
+"""Changes smaller than this share (of the ratio to the anchor, else of the figure) are called "same"."""
+
 
 def fmt(value: float | None, unit: str = "") -> str:
     """A number for humans: 3 significant digits, thousands separators for big ones."""
@@ -56,6 +64,82 @@ def summary_rows(results: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def _direction(figure: dict[str, Any]) -> int:
+    """+1 when a higher figure is better, -1 when lower is, 0 when neither is said."""
+    target = figure.get("target") or ""
+    if target.startswith("≥"):
+        return 1
+    if target.startswith("≤"):
+        return -1
+    return 1 if figure["unit"] in _HIGHER_IS_BETTER else -1 if figure["unit"] in _LOWER_IS_BETTER else 0
+
+
+def _verdict(direction: int, before: float, after: float) -> str:
+    if not direction or not before:
+        return "–"
+    change = (after - before) / abs(before)
+    if abs(change) < _NOISE:
+        return "same"
+    return "better" if change * direction > 0 else "worse"
+
+
+def _overlap(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """True when the two runs' spreads (min–max over repeats) overlap: within the noise."""
+    if None in (old.get("min"), old.get("max"), new.get("min"), new.get("max")):
+        return False
+    return old["min"] <= new["max"] and new["min"] <= old["max"]
+
+
+def comparison_rows(baseline: dict[str, Any], run: dict[str, Any]) -> list[list[str]]:
+    """Before/after for every figure present in both runs: values, ratios to their anchors, and a verdict.
+
+    The verdict compares ratios to the anchor when both runs have one (the machine's speed
+    cancels out), else the figures themselves, which read "same" when the two runs' spreads
+    overlap; changes under 10 % read "same".
+    """
+    before = {(r["name"], f["metric"]): f for r in baseline.get("results", []) for f in r.get("figures", [])}
+    rows = []
+    for number, result in enumerate(run["results"], 1):
+        for figure in result.get("figures", []):
+            old = before.get((result["name"], figure["metric"]))
+            if old is None or old.get("median") is None or figure.get("median") is None:
+                continue
+            direction = _direction(figure)
+            if old.get("ratio") is not None and figure.get("ratio") is not None:
+                verdict = _verdict(direction, old["ratio"], figure["ratio"])
+            elif _overlap(old, figure):
+                verdict = "same" if direction else "–"
+            else:
+                verdict = _verdict(direction, old["median"], figure["median"])
+            ratio = lambda f: f"{f['ratio']:.2f}×" if f.get("ratio") is not None else "–"  # noqa: E731
+            rows.append([f"{number}. {result['title']}", figure["metric"], fmt(old["median"], figure["unit"]), fmt(figure["median"], figure["unit"]),
+                         ratio(old), ratio(figure), verdict])
+    return rows
+
+
+def _comparison(run: dict[str, Any]) -> list[str]:
+    if not BASELINE.exists() or run.get("quick"):
+        return []
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
+    rows = comparison_rows(baseline, run)
+    if not rows:
+        return []
+    counts = {word: sum(1 for row in rows if row[-1] == word) for word in ("better", "same", "worse")}
+    return [
+        "## Before and after",
+        "",
+        f"The report published before this round's changes ({baseline['date']}, commit {baseline['machine']['commit']}, `benchmarks/baseline.json`) "
+        "against this run. Absolute times move with the machine's load from run to run; where a figure has an anchor measured in the same run, "
+        "the verdict compares the ratios to it, otherwise the figures, which read \"same\" when the spreads (min–max over repeats) of the two runs overlap. "
+        "Changes under 10 % read \"same\".",
+        "",
+        _table(["Benchmark", "Metric", "Before", "Now", "Ratio before", "Ratio now", "Verdict"], rows),
+        "",
+        f"Better: {counts['better']}, same: {counts['same']}, worse: {counts['worse']}.",
+        "",
+    ]
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -89,6 +173,7 @@ def render_markdown(run: dict[str, Any], methods: dict[str, str]) -> str:
     missed = [(r["title"], f["metric"]) for r in run["results"] for f in r.get("figures", []) if f.get("met") is False]
     out.append(f"Targets met: {sum(1 for r in run['results'] for f in r.get('figures', []) if f.get('met'))}, missed: {len(missed)}.")
     out.append("")
+    out += _comparison(run)
     if FINDINGS.exists():
         out += [FINDINGS.read_text(encoding="utf-8").strip(), ""]
     out += ["## Method and details", ""]
