@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -178,11 +179,13 @@ async def test_auto_commit_when_configured(aider_settings: Settings, git_repo: P
 async def test_cancelling_the_task_keeps_late_edits_off_disk(
     aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM
 ) -> None:
-    def slow_reply(request: object) -> Reply:
-        time.sleep(0.5)  # the edit arrives after the user has cancelled
-        return Reply(text=whole_file_edit("calc.py", TYPED))
+    cancelled = threading.Event()
 
-    fake_llm.responder = slow_reply
+    def late_reply(request: object) -> Reply:
+        assert cancelled.wait(timeout=120), "the test never cancelled the task"  # a hang guard, far above need
+        return Reply(text=whole_file_edit("calc.py", TYPED))  # the edit arrives after the user has cancelled
+
+    fake_llm.responder = late_reply
     bridge = AiderBridge(aider_settings)
     task = asyncio.create_task(bridge.execute_automatic_task("Add type hints", ["calc.py"]))
     while not fake_llm.requests:
@@ -190,6 +193,7 @@ async def test_cancelling_the_task_keeps_late_edits_off_disk(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    cancelled.set()
     await asyncio.to_thread(bridge._lock.acquire)  # wait for aider's thread to finish
     bridge._lock.release()
     assert (git_repo / "calc.py").read_text() == CALC
