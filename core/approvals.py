@@ -47,7 +47,9 @@ class Need:
 
     Attributes:
         keys: What "always for this session" remembers for it (a tool name, a program key,
-            command keys); empty when an answer is never remembered.
+            command keys, ``editFile:calc.py``); empty when an answer is never remembered.
+        project_key: What "always for the project" remembers (``editFile:*``): once allowed, it
+            covers every call of the kind, whatever its keys; empty when not offered.
         changes: The call may change things: read-only mode refuses it whatever else holds.
         policy: The tool's own verdict: ``allow`` or ``deny`` settle it, ``ask`` leaves it to the rules.
         policy_reason: Why the tool's policy denies it.
@@ -58,6 +60,7 @@ class Need:
     """
 
     keys: tuple[str, ...] = ()
+    project_key: str = ""
     changes: bool = True
     policy: Literal["allow", "deny", "ask"] = "ask"
     policy_reason: str = ""
@@ -115,7 +118,7 @@ class Approvals:
 
     @property
     def allowed(self) -> frozenset[str]:
-        """What the user allowed for the rest of the session (tool names and command keys)."""
+        """What the user allowed for the rest of the session (tool names, command keys, ``editFile:`` keys)."""
         return frozenset(self._allowed)
 
     @property
@@ -165,10 +168,12 @@ class Approvals:
         2. the tool's own policy (``allow``/``deny``) settles it;
         3. read-only mode refuses what still needs approval;
         4. mode ``allow`` runs a routine call unasked;
-        5. an earlier "always" for every key runs it;
+        5. an earlier "always" for every key, or "always for the project" for its kind, runs it;
         6. nobody to ask refuses it;
         7. else the user is asked (through ``ask``, e.g. a turn that reports the wait; this
-           object's :meth:`ask` by default); "always" is remembered under the keys asked about.
+           object's :meth:`ask` by default); "always" is remembered under the keys asked about,
+           "always for the project" under the request's ``project_key`` (an answer the request
+           did not offer counts as "once").
         """
         if self._mode == "deny" and need.changes:
             return Ruling(Decision.DENY, True, need.read_only_reason, via="read_only")
@@ -182,7 +187,7 @@ class Approvals:
             return Ruling(Decision.ALLOW_ONCE, True, via="mode")
         keys = tuple(dict.fromkeys(k for k in need.keys if k))
         pending = tuple(k for k in keys if k not in self._allowed)
-        if keys and not pending:
+        if (keys and not pending) or (need.project_key and need.project_key in self._allowed):
             return Ruling(Decision.ALLOW_SESSION, True, via="session")
         if self._approver is None:
             return Ruling(Decision.DENY, True, need.nobody_reason, via="nobody")
@@ -193,6 +198,11 @@ class Approvals:
                 self._allowed.update(pending)
             else:
                 decision = Decision.ALLOW_ONCE  # this kind of call asks every time
+        elif decision is Decision.ALLOW_PROJECT:
+            if request.project_key:
+                self._allowed.add(request.project_key)
+            else:
+                decision = Decision.ALLOW_ONCE  # not offered: never widened behind the user's back
         return Ruling(decision, False, need.declined_reason if decision is Decision.DENY else "")
 
     async def confirm_typed(self, request: ApprovalRequest, *, ask: Approver | None = None) -> Ruling | None:
@@ -205,7 +215,7 @@ class Approvals:
         if self._approver is None:
             return Ruling(Decision.DENY, True, "nobody can approve it here", via="nobody")
         decision = Decision(await (ask or self.ask)(request))
-        if decision is Decision.ALLOW_SESSION:
+        if decision in (Decision.ALLOW_SESSION, Decision.ALLOW_PROJECT):
             decision = Decision.ALLOW_ONCE
         return Ruling(decision, False)
 

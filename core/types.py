@@ -93,6 +93,8 @@ class Decision(enum.StrEnum):
 
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"
+    ALLOW_PROJECT = "allow_project"
+    """Always, for the session, wherever the request's ``project_key`` reaches (editFile: any file of the project)."""
     DENY = "deny"
 
     @property
@@ -111,11 +113,19 @@ class ApprovalRequest:
     session_key: str = ""
     """Key under which "always for this session" is remembered (e.g. the program name); empty when
     the answer is never remembered (a network command, an unsandboxed run, read-only mode's /task)."""
+    project_key: str = ""
+    """Key remembered when the user allows this kind of call anywhere in the project for the session
+    (editFile: ``editFile:*``, every file); empty when that wider answer is not offered."""
 
     @property
     def offers_session(self) -> bool:
         """Whether "always for this session" may be offered: only when it will be honoured."""
         return bool(self.session_key)
+
+    @property
+    def offers_project(self) -> bool:
+        """Whether "always for the project" may be offered: only when it will be honoured."""
+        return bool(self.project_key)
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Decision]]

@@ -77,6 +77,8 @@ class Verdict:
     reason: str = ""
     session_key: str = ""
     """Under which key "always for this session" is remembered; empty: it never is."""
+    project_key: str = ""
+    """Under which key "always for the project" is remembered (it covers every ``session_key`` of the tool); empty: not offered."""
     detail: str = ""
     title: str = ""
     """The approval's title when the run is more than a sandboxed command (network, no sandbox)."""

@@ -9,7 +9,10 @@ its line endings (CRLF files are matched and written in CRLF) and its mode; it i
 atomically. Paths are judged like every other writer's: inside the project
 (:mod:`core.tools.paths_guard`), never a protected configuration file or the app's own
 directories (:func:`core.tools.aider_guard.protected_reason`), never a secret file or a
-hard-linked one. Approval shows the diff; "always for this session" is remembered per file.
+hard-linked one. Approval shows the diff; "always for this session" is given per file
+(``editFile:calc.py``) or for the whole project (``editFile:*``), and
+:class:`core.approvals.Approvals` remembers it; neither opens a refused path or outlasts
+read-only mode.
 """
 
 from __future__ import annotations
@@ -182,8 +185,12 @@ def edit_file(params: dict[str, Any], project_root: Path) -> TaskResult:
                      lines_added=edit.added, lines_removed=edit.removed)
 
 
+PROJECT_KEY = "editFile:*"
+"""What "always for the project" remembers: every file editFile may edit (refused paths stay refused)."""
+
+
 def edit_key(params: dict[str, Any], project_root: Path) -> str:
-    """Under which key "always for this session" is remembered: the file."""
+    """Under which key "always for this session" is remembered: the file (``editFile:calc.py``)."""
     raw = params.get("path")
     try:
         path = resolve_in_root(str(raw), project_root.resolve())
@@ -286,7 +293,7 @@ def _decode(data: bytes, display: str) -> tuple[str, bytes, str]:
 
 
 def register_edit_file(handler: Any) -> bool:
-    """Register ``editFile`` on the handler: approval by its diff, "always" per file (or the whole tool)."""
+    """Register ``editFile`` on the handler: approval by its diff, "always" per file or for the project."""
     import asyncio
 
     from core.tools.commands import Verdict
@@ -294,14 +301,16 @@ def register_edit_file(handler: Any) -> bool:
     root = Path(handler.project_root)
 
     async def policy(params: dict[str, Any]) -> Verdict:
-        approvals = handler.approvals
-        if approvals.mode == "allow" or "editFile" in approvals.allowed:
+        if handler.approvals.mode == "allow":
             return Verdict("allow")
+        key = edit_key(params, root)
+        if {key, PROJECT_KEY} & handler.approvals.allowed:  # Approvals will rule "always": no diff to work out
+            return Verdict("ask", session_key=key, project_key=PROJECT_KEY)
         try:
             edit = await asyncio.to_thread(plan_edit, params, root)
         except (EditRefused, OSError):
             return Verdict("allow")  # nothing will be written: the tool reports why
-        return Verdict("ask", session_key=edit_key(params, root), detail=f"{edit.summary}\n\n{edit.diff}",
+        return Verdict("ask", session_key=key, project_key=PROJECT_KEY, detail=f"{edit.summary}\n\n{edit.diff}",
                        title=f"Edit {edit.display}?")
 
     async def execute(params: dict[str, Any]) -> TaskResult:
