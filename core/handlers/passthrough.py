@@ -546,6 +546,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             verdict = await call_sync_or_async(policy, call.parameters)
             need = Need(
                 keys=(verdict.session_key,) if verdict.session_key else (),
+                project_key=getattr(verdict, "project_key", ""),  # editFile: "always for the project" (issue 26)
                 changes=changes,
                 policy=verdict.action,
                 policy_reason=verdict.reason,
@@ -556,7 +557,8 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             async def prepare(keys: tuple[str, ...]) -> ApprovalRequest:
                 detail = verdict.detail or _describe_parameters(call.parameters)
                 title = f"{call.name}: {verdict.title}" if verdict.title else f"Allow {call.name}?"
-                return ApprovalRequest(tool_call=call, title=title, detail=detail, session_key=verdict.session_key)
+                return ApprovalRequest(tool_call=call, title=title, detail=detail, session_key=verdict.session_key,
+                                       project_key=getattr(verdict, "project_key", ""))
 
             return await self._approvals.decide(need, prepare, ask=self.ask_user)
         if not (spec.get("requires_approval") or changes and self._approvals.mode == "deny"):
