@@ -79,7 +79,7 @@ class AssistantApp(App[None]):
         self.clock: Clock = clock or time.monotonic
         self.session_request = session_request or {}
         """``--continue`` / ``--resume`` as given on the command line (the session opened at start-up)."""
-        self.files = FileSource(engine.project_root, getattr(engine.application, "memory_system", None))
+        self.files = FileSource(engine.project_root, engine.memory_system)
         """The project's files for ``@`` completion and the picker (indexed off the event loop)."""
 
     # The engine's state, as tests and benchmarks read it.
@@ -108,7 +108,7 @@ class AssistantApp(App[None]):
         self.file_context.on_change = self.conversation.refresh_metrics
         self.sessions = Sessions(self.engine, self.conversation, self.file_context)
         self.startup = StartUp(self.engine, sessions=self.sessions, conversation=self.conversation, file_context=self.file_context,
-                               files=self.files, status=self.status, host=self, session_request=self.session_request)
+                               files=self.files, status=self.status, host=self, session_request=self.session_request, send=self.submit)
         self.engine.connect(approve=self.conversation.approve, run_interactive=self.conversation.run_interactive)
         self.command_context = CommandContext(engine=self.engine, chat=self.chat, prompt=self.prompt, files=self.file_context, sessions=self.sessions,
                                               conversation=self.conversation, screens=self, keys=partial(key_sections, self.BINDINGS), commands=COMMANDS)
@@ -125,7 +125,7 @@ class AssistantApp(App[None]):
     async def on_mount(self) -> None:
         self.prompt.focus()
         self.prompt.cursor_blink = False if self.is_headless else self.prompt.cursor_blink
-        if self.engine.deferred:  # the prompt is on screen before the settings are loaded and the engine built
+        if self.engine.loading:  # the prompt is on screen before the settings are loaded and the engine built
             self.call_after_refresh(lambda: self.run_worker(self.startup.run(), group="start-up", exit_on_error=False))
         else:
             await self.startup.run()
@@ -263,26 +263,14 @@ def make_app(
         project_root: the project directory, shown before the settings are loaded.
     """
 
-    async def run_interactive(fn: Callable[[], Any]) -> Any:  # /task aider:interactive suspends the app too
-        assert engine.run_interactive is not None, "the app connects the engine when it composes"
-        return await engine.run_interactive(fn)
-
-    def build() -> Any:
-        from core.app import Application
-
-        return Application(engine.settings, run_interactive=run_interactive)
-
-    engine = Engine(settings, application=application, handler=handler, load_settings=load_settings, project_root=project_root)
-    if application is None and handler is None:
-        if load_settings is not None:
-            engine.factory = build
-        else:
-            try:
-                engine.application = application = build()
-                engine.handler = application.handler
-            except Exception as exc:  # the app still starts: panes and /help work, the error is shown
-                log.exception("could not build the application")
-                engine.error = f"{exc}\nThe panes and /help still work; fix the configuration and restart."
+    if application is not None:
+        engine = Engine.running(settings, application)
+    elif handler is not None:
+        engine = Engine.driving(settings, handler)
+    elif load_settings is not None:
+        engine = Engine.deferred(load_settings, project_root=project_root)
+    else:
+        engine = Engine.built(settings)
     return AssistantApp(engine, clock=clock, session_request={"continue_session": continue_session, "resume": resume})
 
 

@@ -19,7 +19,7 @@ from textual.worker import Worker, WorkerState
 from core.types import ApprovalRequest, Decision, error_result, is_error
 from tui import runtime
 from tui.context_ops import FileContext
-from tui.engine import Engine
+from tui.engine import Engine, Failed, Loading
 from tui.turn import TurnRenderer, TurnView
 from tui.format import pretty_args
 from tui.widgets.chat import MarkdownNote, NoteMessage, ThinkingBlock, UserMessage
@@ -76,13 +76,24 @@ class Conversation:
         if self._busy(query):
             return
         await self.chat.add(user_message(query, self.prompt.pastes.found_in(query)))
-        if self.engine.handler is None or not self.engine.settings.provider_configured:
-            await self.chat.add(NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider"))
+        if (refusal := self._not_sent()) is not None:
+            await self.chat.add(refusal)
             self.prompt.restore(query)
             return
         self.renderer = TurnRenderer(self._view, query)
         self.worker = self.host.run_worker(self._run_turn(self.renderer), group="turn", exclusive=True, exit_on_error=False)
         self.host.refresh_bindings()
+
+    def _not_sent(self) -> NoteMessage | None:
+        """Why a query cannot be sent in the engine's state (the query goes back to the prompt), or None when it can."""
+        match self.engine.state:
+            case Failed(reason=reason):
+                return NoteMessage(f"The engine could not start, so nothing was sent: {reason}", kind="error", title="Not sent")
+            case Loading():  # the start-up keeps what is sent meanwhile: this is a query that came another way
+                return NoteMessage("The engine is still starting, so nothing was sent: send it again in a moment.", kind="warning", title="Not sent")
+        if not self.engine.settings.provider_configured:
+            return NoteMessage("No model provider is configured, so nothing was sent. The setup steps are at the top of the chat; /task, /add and the panes work without a model.", kind="error", title="No provider")
+        return None
 
     async def _run_turn(self, renderer: TurnRenderer) -> None:
         """Consume the session's event stream for one turn (cancelled by Esc)."""
@@ -107,8 +118,10 @@ class Conversation:
             if self.renderer is renderer:
                 self.renderer = None  # its tool lines and messages go with the chat's pruning, not kept until the next turn
 
-    def refresh_metrics(self) -> None:
-        """Show the handler's metrics in the status line."""
+    def refresh_metrics(self, *, provider: bool = False) -> None:
+        """Show the session's metrics in the status line (and, with ``provider``, the model after /model)."""
+        if provider:
+            self.status.set_provider(self.engine.provider_label)
         metrics = self.engine.metrics()
         if metrics is not None:
             try:
@@ -179,19 +192,20 @@ class Conversation:
         """``/run`` and ``/test``: the user's command in the sandbox, in the turn worker (Esc kills it)."""
         if self._busy(label):
             return
-        if getattr(self.engine.application, "run_user_command", None) is None:
+        application = self.engine.application
+        if application is None:
             await self.chat.add(NoteMessage("Commands cannot run: the engine did not start.", kind="error", title=label))
             return
         await self.chat.add(UserMessage(label))
         output = CommandOutput(f"{shlex.join(argv)} · sandbox")
         await self.chat.add(output)
-        self.worker = self.host.run_worker(self._run_command(argv, output), group="turn", exclusive=True, exit_on_error=False)
+        self.worker = self.host.run_worker(self._run_command(application, argv, output), group="turn", exclusive=True, exit_on_error=False)
         self.host.refresh_bindings()
 
-    async def _run_command(self, argv: list[str], output: CommandOutput) -> None:
+    async def _run_command(self, application: Any, argv: list[str], output: CommandOutput) -> None:
         self.status.set_state(f"running {argv[0]}…")
         try:
-            result = await self.engine.application.run_user_command(argv, on_output=lambda text, stream: output.append(text))
+            result = await application.run_user_command(argv, on_output=lambda text, stream: output.append(text))
         except asyncio.CancelledError:
             output.finish("Stopped (Esc): the command and every process it started were killed.", failed=True)
             raise

@@ -73,3 +73,26 @@ class TurnHost(Protocol):
 
     def refresh(self, *, layout: bool = False) -> Any:
         """Redraw everything (after the terminal comes back)."""
+
+
+class StartHost(Protocol):
+    """What the start-up may ask of the app: ask whether to trust the project (a screen), run its background work,
+    say that a message waits for the engine, and end the app when the settings are invalid."""
+
+    def push_screen(self, screen: "Screen[Any]", callback: Callable[[Any], Any] | None = None) -> Any:
+        """Show ``screen`` (the trust question); ``callback`` gets the answer."""
+
+    def notify(self, message: str, *, severity: str = "information") -> None:
+        """A toast (a message kept until the engine is ready)."""
+
+    def run_worker(self, work: Any, *, thread: bool = False, group: str = "default", exit_on_error: bool = True) -> "Worker[Any]":
+        """Run ``work`` in a worker (the file list, the SDK's prewarm, the sandbox notice)."""
+
+    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool:
+        """Run ``callback`` after the messages waiting now (an MCP server's failure, heard from its task)."""
+
+    def call_after_refresh(self, callback: Callable[..., Any], *args: Any) -> bool:
+        """Run ``callback`` once the screen is drawn (the onboarding shown from its top)."""
+
+    def exit(self, result: Any = None, return_code: int = 0) -> None:
+        """End the app (the settings are invalid: the command prints why)."""

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from tui.slash import CommandContext
 
 
-async def _between_turns(chat: Any, conversation: Any, app: Any, engine: Any, title: str, change: Callable[[], Awaitable[str]], refused: type[Exception]) -> None:
+async def _between_turns(chat: Any, conversation: Any, title: str, change: Callable[[], Awaitable[str]], refused: type[Exception]) -> None:
     """Make a change that must not happen mid-turn; say what it did (or why not) and redraw the status line."""
     from tui.widgets.chat import NoteMessage
 
@@ -21,10 +21,7 @@ async def _between_turns(chat: Any, conversation: Any, app: Any, engine: Any, ti
         await chat.add(NoteMessage(str(exc), kind="warning", title=title))
         return
     await chat.add(NoteMessage(line, kind="info", title=title))
-    status: Any = getattr(app, "status", None)
-    if status is not None:
-        status.set_provider(engine.provider_label)
-        status.update_metrics(engine.session.metrics())
+    conversation.refresh_metrics(provider=True)
 
 
 async def compact(ctx: "CommandContext", args: str) -> None:
@@ -32,7 +29,7 @@ async def compact(ctx: "CommandContext", args: str) -> None:
     from core.compaction.compactor import CompactionFailed
 
     session = ctx.engine.session
-    await _between_turns(ctx.chat, ctx.conversation, ctx.screens, ctx.engine, "/compact", lambda: session.compact(args.strip()), CompactionFailed)
+    await _between_turns(ctx.chat, ctx.conversation, "/compact", lambda: session.compact(args.strip()), CompactionFailed)
 
 
 async def model(ctx: "CommandContext", args: str) -> None:
@@ -44,4 +41,4 @@ async def model(ctx: "CommandContext", args: str) -> None:
     if not args.strip():
         await ctx.chat.add(MarkdownNote(await model_listing(session.handler), title="/model"))
         return
-    await _between_turns(ctx.chat, ctx.conversation, ctx.screens, ctx.engine, "/model", lambda: session.switch_model(args.strip()), ModelSwitchError)
+    await _between_turns(ctx.chat, ctx.conversation, "/model", lambda: session.switch_model(args.strip()), ModelSwitchError)

@@ -21,7 +21,7 @@ async def rewind(ctx: "CommandContext", args: str) -> None:
     from tui.widgets.chat import NoteMessage
 
     chat, conversation = ctx.chat, ctx.conversation
-    checkpoints = getattr(ctx.engine.application, "checkpoints", None)
+    checkpoints = ctx.engine.checkpoints
     if checkpoints is None:
         await chat.add(NoteMessage("Rewinding needs the engine, which did not start.", kind="warning"))
         return

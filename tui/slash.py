@@ -167,11 +167,14 @@ async def mcp(ctx: CommandContext, args: str) -> None:
 async def sandbox_test(ctx: CommandContext, args: str) -> None:
     from core.tools.testcmd import TestCommandError
 
+    application = ctx.engine.application
+    if application is None:
+        await note(ctx.chat, "The engine did not start (see the message above).", "error", "/test")
+        return
     try:
-        argv = ctx.engine.application.test_argv() + shlex.split(args)
-    except (AttributeError, TestCommandError, ValueError) as exc:
-        message = str(exc) if not isinstance(exc, AttributeError) else "The engine did not start (see the message above)."
-        await note(ctx.chat, message, "error", "/test")
+        argv = application.test_argv() + shlex.split(args)
+    except (TestCommandError, ValueError) as exc:
+        await note(ctx.chat, str(exc), "error", "/test")
         return
     await ctx.conversation.run_command(argv, f"/test {args}".rstrip())
 

@@ -6,20 +6,20 @@ The prompt is on screen first: with a deferred engine (the CLI) all of this runs
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from core.cli import StartupError
+from tui.engine import Failed, Ready
 from tui.help import onboarding_markdown, show_top_when_taller
 from tui.slash import note
 from tui.widgets.chat import MarkdownNote
 
 if TYPE_CHECKING:
-    from textual.app import App
-
     from tui.context_ops import FileContext
     from tui.conversation import Conversation
     from tui.engine import Engine
     from tui.file_source import FileSource
+    from tui.hosts import StartHost
     from tui.sessions import Sessions
     from tui.widgets.status import StatusLine
 
@@ -33,16 +33,22 @@ class StartUp:
         conversation, file_context: their first metrics and pane.
         files: the project's file list, loaded in a thread.
         status: gets the provider once the engine is built.
-        host: the running app, for its workers.
+        host: what the start-up may ask of the app (:class:`tui.hosts.StartHost`).
+        session_request: ``--continue`` / ``--resume`` as given on the command line.
+        send: sends what the user typed (a query, a command) once the start-up is over: what :meth:`keep` held.
     """
 
     def __init__(self, engine: "Engine", *, sessions: "Sessions", conversation: "Conversation", file_context: "FileContext",
-                 files: "FileSource", status: "StatusLine", host: "App[Any]", session_request: dict[str, Any]) -> None:
+                 files: "FileSource", status: "StatusLine", host: "StartHost", session_request: dict[str, Any],
+                 send: Callable[[str], Awaitable[None]]) -> None:
         self.engine = engine
         self.sessions, self.conversation, self.file_context = sessions, conversation, file_context
         self.chat = conversation.chat
         self.files, self.status, self.host = files, status, host
         self.session_request = session_request
+        self.send = send
+        self.kept: list[str] = []
+        """What the user sent while the engine was loading, in order: sent once the start-up is over."""
         self.failure: StartupError | None = None
         """Why the settings could not be loaded (the app has exited)."""
         self.started = asyncio.Event()
@@ -51,8 +57,8 @@ class StartUp:
     async def greet(self) -> None:
         """The engine's error, then the onboarding (no provider) or the welcome line."""
         engine = self.engine
-        if engine.error:
-            await note(self.chat, engine.error, "error", "The engine could not start")
+        if isinstance(engine.state, Failed):
+            await note(self.chat, engine.state.reason, "error", "The engine could not start")
         if not engine.settings.provider_configured:
             onboarding = MarkdownNote(onboarding_markdown(engine.settings), title="Set up a model provider", classes="onboarding")
             await self.chat.add(onboarding)
@@ -81,12 +87,13 @@ class StartUp:
             await self.greet()
             for notice in settings.notices:
                 await note(self.chat, notice, "warning", "Settings")
-            if engine.factory is not None:
-                if await engine.build():
-                    self.files.attach(engine.application.memory_system)
-                    self.status.set_provider(engine.provider_label)
-                else:
-                    await note(self.chat, engine.error, "error", "The engine could not start")
+            if engine.loading:
+                match await engine.build():
+                    case Ready():
+                        self.files.attach(engine.memory_system)
+                        self.status.set_provider(engine.provider_label)
+                    case Failed(reason=reason):
+                        await note(self.chat, reason, "error", "The engine could not start")
             await self.sessions.start(**self.session_request)
             engine.start_mcp(lambda message: host.call_later(note, self.chat, message, "warning", "MCP"))
             host.run_worker(self._sandbox_notice(), group="start-up", exit_on_error=False)
@@ -94,6 +101,7 @@ class StartUp:
             self.file_context.refresh()
         finally:
             self.started.set()
+        await self._send_kept()
         host.run_worker(self.files.load, thread=True, group="files", exit_on_error=False)
         host.run_worker(engine.prewarm, thread=True, group="prewarm", exit_on_error=False)  # the first reply starts at once
 
@@ -126,6 +134,19 @@ class StartUp:
         """Say once, at start-up, when commands cannot run in the sandbox (and what to install)."""
         if problem := await self.engine.sandbox_problem():
             await note(self.chat, problem, "warning", "No sandbox")
+
+    def keep(self, text: str) -> bool:
+        """Hold what the user sent while the engine loads (sent, in order, once it is ready); False when start-up is over."""
+        if self.started.is_set():
+            return False
+        self.kept.append(text)
+        self.host.notify("Starting up: your message is kept and sent once the engine is ready.")
+        return True
+
+    async def _send_kept(self) -> None:
+        kept, self.kept = self.kept, []
+        for text in kept:
+            await self.send(text)
 
     async def wait(self) -> None:
         """Wait until the engine is attached and the session opened."""

@@ -260,8 +260,9 @@ async def test_the_cli_app_loads_its_settings_and_builds_its_engine_after_the_fi
         await wait_for(pilot, lambda: app.focused is app.prompt)  # the loader is held: the engine cannot be configured yet
         assert not app.engine.configured
         assert app.status.provider == "starting…" and "tools 0 " in str(app.status.render())  # no made-up limit yet
-        await pilot.press(*"are you there?", "enter")
+        await pilot.press(*"are you there?", "enter")  # kept by the start-up (the app stays responsive) and sent once it is over
         release.set()
+        await wait_for(pilot, lambda: bool(fake_llm.requests), what="the kept query sent once the engine is ready")
         await finish_turn(pilot)
         assert app.status.provider == "anthropic:claude-sonnet-4-5" and app.context_pane.budget == real_settings.context_window
         assert app.application is not None and app.handler is app.application.handler
