@@ -323,10 +323,11 @@ class Engine:
 
     def prewarm(self) -> None:
         """Import the SDK and build the client (blocking: run in a thread after the first paint), so the first reply starts at once."""
+        runtime.collect_start_up()  # before the SDK: a shorter collection, and not while the user types
         application = self.application
         if application is not None and self.settings.provider_configured:
             application.provider.prewarm()
-        runtime.after_start_up()  # start-up objects are never rescanned
+        runtime.freeze_start_up()  # start-up objects are never rescanned
 
     async def close(self) -> None:
         """Stop the MCP servers and close the session (best effort, at exit)."""

@@ -19,12 +19,15 @@ What it changes, and why:
   a full collection is made rarer (every :data:`FULL_COLLECTION_EVERY` middle
   ones) and one runs after each turn instead (:func:`after_turn`), when the
   answer is on screen and nobody waits.
-- **gc.freeze after start-up** (:func:`after_start_up`): the few hundred
-  thousand objects of start-up (modules, classes, the SDK, a resumed session)
-  cost 100-300 ms per full collection; frozen, later collections skip them.
+- **gc.freeze after start-up** (:func:`collect_start_up`, then :func:`freeze_start_up`):
+  the few hundred thousand objects of start-up (modules, classes, the SDK, a
+  resumed session) cost 100-300 ms per full collection; frozen, later collections
+  skip them. What start-up left dead (the resumed chat's pruned widgets) is
+  collected first, before the SDK is imported: that collection walks the app
+  alone, and it lands before the user can open the file picker, not in the
+  middle of a search (a full collection in the prewarm thread holds the GIL).
   Turns are not frozen: what a turn leaves (pruned chat widgets die in cycles)
-  is reclaimed by the next turn's collection instead of staying frozen; and what
-  start-up left dead (the resumed chat's pruned widgets) is collected before the freeze.
+  is reclaimed by the next turn's collection instead of staying frozen.
 - **The file index is built with the collector paused** (:func:`tune_memory`):
   ~160,000 acyclic lists and dicts for 80,000 files set off full collections in
   the indexing thread that held the GIL 30-55 ms at a time; once built they are
@@ -76,15 +79,27 @@ def set_frame_rate(environ: MutableMapping[str, str] | None = None) -> None:
     (os.environ if environ is None else environ).setdefault("TEXTUAL_FPS", str(FRAME_RATE))
 
 
-def after_start_up() -> None:
-    """Collect, then freeze what is alive now (start-up done, a session resumed): later full collections skip it.
+def collect_start_up() -> None:
+    """Start-up is done (a session resumed): collect what it left dead, before the SDK is imported.
 
-    Collecting first matters: a resumed chat builds its newest records and prunes the
-    oldest at once, and those pruned widgets die in reference cycles. Frozen as they were,
-    they stayed in memory for good (~150 widgets and their render caches at 1,000 turns).
+    Then :func:`freeze_start_up`. Collecting before the freeze matters: widgets a resumed
+    chat pruned die in reference cycles, and frozen they stayed in memory for good. Before
+    the SDK's import the collection walks the app alone (the SDK adds ~140k objects), and it
+    comes at once, not seconds later while the user may be typing in the file picker.
     """
     if _applied:
-        gc.collect()
+        began = time.perf_counter()
+        found = gc.collect()
+        log.debug("after start-up: gc took %.1f ms, %d unreachable", (time.perf_counter() - began) * 1000, found)
+
+
+def freeze_start_up() -> None:
+    """Freeze what is alive now (start-up, a resumed session, the SDK once imported): later full collections skip it.
+
+    No collection here: :func:`collect_start_up` ran before the import, and what the import
+    left dead is a few objects, not worth a pause that holds the GIL while the user types.
+    """
+    if _applied:
         gc.freeze()
 
 def after_turn() -> None:
