@@ -54,6 +54,8 @@ _MINI_FRACTION = 0.15
 _SEPARATORS = "_-. "
 _MARK = "\x1f"
 _MARK_SEPARATORS = str.maketrans({c: _MARK for c in _SEPARATORS + "/"})
+STEP = 4_096
+"""Paths handled per step of a build (a multiple of 8): no single C call holds the GIL long."""
 _DENSE = 2_000
 """A literal seen this often in file names is dense: its narrower tiers get their own scans."""
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
@@ -80,9 +82,9 @@ class _Field:
 
     @classmethod
     def build(cls, texts: list[str]) -> _Field:
-        starts = list(accumulate((len(t) + 1 for t in texts), initial=1))
+        starts = list(accumulate(map((1).__add__, map(len, texts)), initial=1))
         starts.pop()
-        return cls(texts=texts, blob="\n" + "\n".join(texts) + "\n", starts=starts)
+        return cls(texts=texts, blob="\n".join(["", *texts, ""]), starts=starts)
 
     def lines(self, pattern: str, pos: int = 0, endpos: int | None = None) -> Iterator[int]:
         """Indices of the texts matching ``pattern`` within ``blob[pos:endpos]``, in order, lazily."""
@@ -92,21 +94,51 @@ class _Field:
             yield bisect_right(starts, match.end() - 1) - 1
 
 
-def _presence(field: _Field) -> object | None:
-    """Per byte value, which texts contain it (numpy packed bits), or None for no texts."""
-    if not field.texts:
+def _presence(texts: list[str]) -> np.ndarray | None:
+    """Per byte value, which texts contain it (numpy packed bits), or None for no texts.
+
+    Built :data:`STEP` texts at a time: each numpy call is short, so the event
+    loop gets the GIL back while an index of 80,000 paths is prepared in a thread.
+    """
+    if not texts:
         return None
-    data = np.frombuffer(field.blob.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    if len(data) == len(field.blob):  # ASCII: byte offsets are the string offsets
-        first = np.asarray(field.starts, dtype=np.int64)
-    else:
-        first = np.flatnonzero(data == 10)[:-1] + 1
-    mark = np.zeros(len(data), dtype=np.int32)
-    mark[first] = 1
-    line = np.cumsum(mark, dtype=np.int32) - 1
-    table = np.zeros((256, len(field.texts)), dtype=bool)
-    table[data[1:-1], line[1:-1]] = True  # newlines mark "byte 10" rows, which no query uses
-    return np.packbits(table, axis=1)
+    packed = np.zeros((256, (len(texts) + 7) // 8), dtype=np.uint8)
+    for first in range(0, len(texts), STEP):
+        chunk = texts[first : first + STEP]
+        data = np.frombuffer("".join(chunk).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        if len(data) == sum(map(len, chunk)):  # ASCII: a text's bytes are its characters
+            sizes = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+        else:
+            sizes = np.fromiter((len(t.encode("utf-8", "surrogatepass")) for t in chunk), dtype=np.int64, count=len(chunk))
+        table = np.zeros((256, len(chunk)), dtype=bool)
+        table[data, np.repeat(np.arange(len(chunk), dtype=np.int32), sizes)] = True
+        packed[:, first // 8 : (first + len(chunk) + 7) // 8] = np.packbits(table, axis=1)
+    return packed
+
+
+def _unique_by_length(paths: Iterable[str]) -> list[str]:
+    """The distinct non-empty paths, shortest first (stable), in steps that never hold the GIL long.
+
+    One ``sorted(..., key=len)`` of 80,000 paths is a single C call of 15-30 ms, during
+    which the event loop cannot run; bucketing by length is a Python loop the
+    interpreter interrupts every few milliseconds.
+    """
+    items = paths if isinstance(paths, list) else list(paths)
+    unique: dict[str, None] = {}
+    for first in range(0, len(items), STEP):
+        unique.update(dict.fromkeys(items[first : first + STEP]))
+    unique.pop("", None)
+    by_length: dict[int, list[str]] = {}
+    for path in unique:
+        bucket = by_length.get(len(path))
+        if bucket is None:
+            by_length[len(path)] = [path]
+        else:
+            bucket.append(path)
+    ordered: list[str] = []
+    for length in sorted(by_length):
+        ordered += by_length[length]
+    return ordered
 
 
 def _lower(text: str) -> str:
@@ -121,7 +153,7 @@ class _Corpus:
     """Everything derived from one list of paths; read-only once built."""
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.paths: list[str] = sorted(dict.fromkeys(p for p in paths if p), key=len)
+        self.paths: list[str] = _unique_by_length(paths)
         self.base_start: list[int] = [p.rfind("/") + 1 for p in self.paths]
         low = [p.lower() for p in self.paths]
         if sum(map(len, low)) != sum(map(len, self.paths)):
@@ -145,8 +177,8 @@ class _Corpus:
         """Build the presence bitmaps (about 0.1 s for 80,000 paths)."""
         with self._lock:
             if self.path.presence is None:
-                self.base.presence = _presence(self.base)
-                self.path.presence = _presence(self.path)
+                self.base.presence = _presence(self.base.texts)
+                self.path.presence = _presence(self.path.texts)
 
     def field(self, kind: str) -> _Field:
         """The lowercase field of that kind: ``base``, ``dirs`` or ``path``."""

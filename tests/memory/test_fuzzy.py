@@ -150,3 +150,26 @@ def test_synthetic_paths_are_deterministic_and_realistic() -> None:
     mean = sum(map(len, synthetic_paths(20_000))) / 20_000
     assert 50 <= mean <= 70
     assert random.Random(0).choice(a).count("/") >= 1
+
+
+def test_paths_are_unique_and_shortest_first_across_build_steps() -> None:
+    """The corpus is built a step at a time; the order is that of one stable sort by length."""
+    paths = synthetic_paths(12_000, seed=5)
+    given_paths = paths + paths[::7] + ["", "a.c", "a.c"]  # duplicates far apart, in other steps
+    assert FuzzyMatcher(given_paths, prepare=False).paths == sorted(dict.fromkeys(p for p in given_paths if p), key=len)
+
+
+@pytest.mark.parametrize("odd", [["ÄÖü/İstanbul.py", "x/line\nbreak.c"], ["b\udcff/broken.c", "café/naïve.txt", "x/line\nbreak.c"]])
+def test_bitmaps_hold_for_any_file_name(odd: list[str]) -> None:
+    """Non-ASCII, undecodable (surrogate-escaped) and newline-holding names, in any build step.
+
+    The narrowing bitmaps of such names were misaligned: a newline in one name
+    next to a non-ASCII one made ``prepare`` raise, and the picker never got them.
+    """
+    paths = synthetic_paths(9_000, seed=6)
+    for at, name in zip((5, 4_100, 8_500), odd):  # in the first, second and last step
+        paths.insert(at, name)
+    plain, prepared = FuzzyMatcher(paths, prepare=False), FuzzyMatcher(paths)
+    for query in ("istanbul", "İstanbul", "break", "broken", "naïve", "linebr", "ixgbemain"):
+        assert prepared.search(query) == plain.search(query), query
+    assert "x/line\nbreak.c" in {m.path for m in prepared.search("break", limit=100)}
