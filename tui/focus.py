@@ -7,15 +7,17 @@ with it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import events
-from textual.app import App
 
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane
 from tui.widgets.prompt import PromptInput
 from tui.widgets.trace import ToolTrace
+
+if TYPE_CHECKING:
+    from tui.hosts import FocusHost
 
 
 class PaneFocus:
@@ -29,7 +31,7 @@ class PaneFocus:
         chat: the chat (it scrolls with the arrows; Tab reaches its messages).
     """
 
-    def __init__(self, host: App[Any], prompt: PromptInput, *, context: ContextPane, trace: ToolTrace, chat: ChatView) -> None:
+    def __init__(self, host: "FocusHost", prompt: PromptInput, *, context: ContextPane, trace: ToolTrace, chat: ChatView) -> None:
         self.host = host
         self.prompt = prompt
         self.context = context

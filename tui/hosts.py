@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Protocol
 if TYPE_CHECKING:
     from textual.message import Message
     from textual.screen import Screen
+    from textual.widget import Widget
     from textual.worker import Worker, WorkerManager
 
 
@@ -96,3 +97,18 @@ class StartHost(Protocol):
 
     def exit(self, result: Any = None, return_code: int = 0) -> None:
         """End the app (the settings are invalid: the command prints why)."""
+
+
+class FocusHost(Protocol):
+    """What the pane focus may ask of the app: the screen on top and what has the focus there, and a toast."""
+
+    @property
+    def screen(self) -> "Screen[Any]":
+        """The screen on top (the focus moves only on the main one)."""
+
+    @property
+    def focused(self) -> "Widget | None":
+        """The widget with the focus."""
+
+    def notify(self, message: str, *, severity: str = "information") -> None:
+        """A toast ("No tool calls yet.")."""

@@ -11,6 +11,7 @@ import inspect
 import textwrap
 from dataclasses import fields
 from pathlib import Path
+from typing import Iterable
 
 from tests import import_graph as ig
 
@@ -187,3 +188,123 @@ def test_the_sibling_checks_find_a_widget_that_reaches_across() -> None:
     exec(compile(source, "bad.py", "exec"), namespace)
     assert _widgets_taken(namespace["Bad"], _widget_names()) == ["Bad(menu: OptionList | None)"]  # type: ignore[arg-type]
     assert _reaches(source) == ["line 10: self.app.query_one", "line 11: self.parent.children", "line 12: self.app.prompt"]
+
+
+# -- no App handed down: controllers get a protocol of tui.hosts (issue 24 s3) -----------------
+
+HOST_NAMES = frozenset({"host", "screens", "app"})
+"""What a controller calls the app it was given (a parameter, a field or an attribute of that name)."""
+
+
+def _protocols() -> dict[str, set[str]]:
+    """Each protocol of :mod:`tui.hosts` and the names it allows."""
+    import tui.hosts
+    from typing import Protocol
+
+    return {
+        name: {member for member in vars(cls) if not member.startswith("_")}
+        for name, cls in vars(tui.hosts).items()
+        if isinstance(cls, type) and Protocol in cls.__mro__[1:] and cls.__module__ == "tui.hosts"
+    }
+
+
+def _annotation(node: ast.expr | None) -> str:
+    if node is None:
+        return ""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
+
+
+def host_problems(source: str, protocols: dict[str, set[str]], known: dict[str, str] | None = None) -> list[str]:
+    """Where a controller's ``source`` types the app as anything but a protocol of tui.hosts, or reaches past it.
+
+    The app is whatever a parameter or field named ``host``, ``screens`` or ``app`` holds; every
+    ``<...>.host.X`` / ``host.X`` must be a member of its protocol, and ``getattr`` on it (a probe
+    past the protocol) is refused. ``App`` named in any annotation or imported is refused too.
+    ``known`` are the names other controllers typed (``CommandContext.screens: CommandHost`` for the commands).
+    """
+    import re
+
+    tree = ast.parse(source)
+    problems: list[str] = []
+    given: dict[str, str] = dict(known or {})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "textual.app" and any(alias.name == "App" for alias in node.names):
+            problems.append(f"line {node.lineno}: imports textual.app.App")
+        annotated = (node.arg, node.annotation) if isinstance(node, ast.arg) else (
+            (node.target.id if isinstance(node.target, ast.Name) else node.target.attr if isinstance(node.target, ast.Attribute) else "", node.annotation)
+            if isinstance(node, ast.AnnAssign) else ("", None))
+        name, annotation = annotated[0], _annotation(annotated[1])
+        if re.search(r"\b(App|AssistantApp)\b", annotation):
+            problems.append(f"line {node.lineno}: {name}: {annotation} (the App)")
+        elif name in HOST_NAMES:
+            if annotation not in protocols:
+                problems.append(f"line {node.lineno}: {name}: {annotation or 'no annotation'} (not a protocol of tui.hosts)")
+            else:
+                given[name] = annotation
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            holder = node.value.attr if isinstance(node.value, ast.Attribute) else node.value.id if isinstance(node.value, ast.Name) else ""
+            if holder in given and node.attr not in protocols[given[holder]]:
+                problems.append(f"line {node.lineno}: {holder}.{node.attr} (not in {given[holder]})")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"getattr", "hasattr"} and node.args:
+            target = node.args[0]
+            held = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+            if held in HOST_NAMES:
+                problems.append(f"line {node.lineno}: {node.func.id}({held}, ...) (a probe past the protocol)")
+    return sorted(set(problems), key=lambda text: (int(text.split(":")[0].split()[1]), text))
+
+
+def _typed_hosts(sources: Iterable[str], protocols: dict[str, set[str]]) -> dict[str, str]:
+    """Names typed with a protocol in a field or a parameter of any controller that uses one name for one protocol
+    (``screens: CommandHost`` in the CommandContext): commands reach ``ctx.screens`` in other modules."""
+    typed: dict[str, set[str]] = {}
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in HOST_NAMES:
+                if (annotation := _annotation(node.annotation)) in protocols:
+                    typed.setdefault(node.target.id, set()).add(annotation)
+    return {name: next(iter(found)) for name, found in typed.items() if len(found) == 1}
+
+
+CONTROLLER_FLOOR = 4
+"""The controllers' floor in docs/architecture.md's Floors of tui."""
+WIDGET_HOSTS = frozenset({"palette"})
+"""Controllers that are Textual objects themselves (the palette is a command Provider: ``self.app`` is its own)."""
+
+
+def test_no_controller_is_handed_the_app() -> None:
+    """Every controller types the app it is given as a protocol of tui.hosts and uses only what that names."""
+    protocols = _protocols()
+    controllers = [room for room, floor in ig.floors("### Floors of tui").items() if floor == CONTROLLER_FLOOR and room not in WIDGET_HOSTS]
+    sources = {room: path.read_text(encoding="utf-8") for room in controllers if (path := ROOT / "tui" / f"{room}.py").exists()}
+    assert {"conversation", "context_ops", "slash", "startup", "model_commands", "rewinding"} <= set(sources)
+    known = _typed_hosts(sources.values(), protocols)
+    assert known.get("screens") == "CommandHost", known
+    offending = {room: found for room, source in sources.items() if (found := host_problems(source, protocols, known))}
+    assert offending == {}
+
+
+def test_a_controller_typed_with_the_app_or_reaching_past_its_protocol_is_found() -> None:
+    source = textwrap.dedent('''
+        from textual.app import App
+
+        class Bad:
+            def __init__(self, host: "TurnHost", screens: App[Any], app: Any) -> None:
+                self.host = host
+
+            def leak(self) -> None:
+                self.host.notify("fine")
+                self.host.exit()
+                status = getattr(self.app, "status", None)
+
+        async def command(ctx, args: str) -> None:
+            ctx.screens.suspend()
+    ''')
+    assert host_problems(source, _protocols(), {"screens": "CommandHost"}) == [
+        "line 2: imports textual.app.App",
+        "line 5: app: Any (not a protocol of tui.hosts)",
+        "line 5: screens: App[Any] (the App)",
+        "line 10: host.exit (not in TurnHost)",
+        "line 11: getattr(app, ...) (a probe past the protocol)",
+        "line 14: screens.suspend (not in CommandHost)",
+    ]
