@@ -107,6 +107,42 @@ def write_tree(git_dir: Path, entries: Mapping[str, Entry]) -> str:
     return write_object(git_dir, "tree", b"".join(raw for _key, raw in items))
 
 
+def write_commit(git_dir: Path, tree: str, identity: tuple[tuple[str, str], ...]) -> str:
+    """A commit of ``tree`` (no parent, a fixed date: the same tree gives the same commit); returns its id."""
+    who = dict(identity)
+    person = f"{who.get('user.name', 'assistant-tui')} <{who.get('user.email', 'checkpoints@assistant-tui.invalid')}> 0 +0000"
+    body = f"tree {tree}\nauthor {person}\ncommitter {person}\n\nassistant-tui checkpoint\n"
+    return write_object(git_dir, "commit", body.encode())
+
+
+def commit_tree(git_dir: Path, commit: str) -> str | None:
+    """The tree of a loose commit ``commit`` (None: not a commit id, missing, or not loose)."""
+    if len(commit) != 40 or any(c not in "0123456789abcdef" for c in commit):
+        return None
+    try:
+        raw = zlib.decompress((git_dir / "objects" / commit[:2] / commit[2:]).read_bytes())
+    except (OSError, zlib.error):
+        return None
+    header, _, body = raw.partition(b"\0")
+    if not header.startswith(b"commit ") or not body.startswith(b"tree ") or object_id("commit", body) != commit:
+        return None
+    tree = body[5:45].decode("ascii", "replace")
+    return tree if all(c in "0123456789abcdef" for c in tree) else None
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``path`` atomically (a temporary file beside it, then a rename)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def line_counts(old: bytes | None, new: bytes | None) -> tuple[int, int]:
     """Lines added and removed from ``old`` to ``new`` (0, 0 for binary content)."""
     if (old and b"\0" in old[:8000]) or (new and b"\0" in new[:8000]):

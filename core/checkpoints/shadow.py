@@ -9,8 +9,12 @@ in-tree attribute that would change bytes on the way in (``text``, ``eol``, ``fi
 
 Two ways to take a snapshot, both ending in a tree id:
 
-- :meth:`ShadowRepo.snapshot_all`: ``git add -A`` (tracked and untracked-not-ignored files;
-  the index's stat cache and untracked cache mean an untouched tree is not rehashed);
+- :meth:`ShadowRepo.snapshot_all`: tracked and untracked-not-ignored files. One ``git status``
+  compares the tree with the latest snapshot (the shadow's ``HEAD``), through the index's stat
+  cache and untracked cache, so an untouched tree is neither rehashed nor walked; when nothing
+  differs that snapshot is the answer (one git process). Otherwise only the paths it named go
+  into the index (``update-index``; ``git add -A`` when they are many or refused) and
+  ``write-tree`` makes the tree;
 - :meth:`ShadowRepo.snapshot_paths`: only the named paths (a writer that says what it
   writes: ``editFile``, aider's automatic edits), a few milliseconds whatever the tree's size.
 
@@ -29,7 +33,8 @@ from typing import Iterator, Sequence
 
 from core import paths
 from core.checkpoints.objects import (
-    EXECUTABLE, GITLINK, REGULAR, SYMLINK, Change, Entry, line_counts, read_disk, write_object, write_tree,
+    EXECUTABLE, GITLINK, REGULAR, SYMLINK, Change, Entry, commit_tree, line_counts, read_disk, replace_file, write_commit,
+    write_object, write_tree,
 )
 from core.gitutil import git_argv, git_env
 
@@ -45,6 +50,8 @@ DEFAULT_EXCLUDES = ("node_modules/", ".venv/", "venv/", "__pycache__/", ".tox/",
 """Never copied, ignored or not: installed packages and caches (a command that changes them is told so)."""
 GIT_TIMEOUT = 600.0
 KNOWN_TREES = 8
+MAX_LISTED = 2000
+"""More paths than this differing from the latest snapshot: ``git add -A`` puts them in the index."""
 
 
 class CheckpointError(Exception):
@@ -76,6 +83,9 @@ class ShadowRepo:
         self.git_dir = Path(git_dir) if git_dir is not None else checkpoints_root() / project_key(self.root)
         self._env: dict[str, str] | None = None
         self._known: dict[str, tuple[dict[str, Entry], dict[str, bytes]]] = {}
+        self._commits: dict[str, str] = {}
+        """Snapshot commits' trees already read."""
+        self._ensured: tuple[object, ...] | None = None
         """The latest path snapshots' entries and bytes, so their difference needs no git process."""
 
     # -- running git ---------------------------------------------------------------
@@ -86,6 +96,7 @@ class ShadowRepo:
             env["GIT_DIR"] = str(self.git_dir)
             env["GIT_WORK_TREE"] = str(self.root)
             env["GIT_CEILING_DIRECTORIES"] = str(self.root.parent)
+            env["GIT_OPTIONAL_LOCKS"] = "1"  # the shadow is ours: status writes back its refreshed stat and untracked caches
             self._env = env
         return self._env
 
@@ -97,8 +108,9 @@ class ShadowRepo:
         """
         # One git thread: preload-index's threads took both CPUs of a small machine from the app's event loop
         # (250 ms of lag on 80,000 files, 25 ms without, for about the same time).
-        argv = git_argv("-c", "advice.addEmbeddedRepo=false", "-c", "core.untrackedCache=true", "-c", "core.preloadIndex=false",
-                        "-c", "index.threads=1", *args)
+        # The untracked cache serves only a status whose untracked-files mode is the configured one (-uall here).
+        argv = git_argv("-c", "advice.addEmbeddedRepo=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all",
+                        "-c", "core.preloadIndex=false", "-c", "index.threads=1", *args)
         try:
             proc = subprocess.run(argv, cwd=self.root, env=env or self.env(), input=input, capture_output=True,
                                   timeout=GIT_TIMEOUT, check=False)
@@ -126,13 +138,18 @@ class ShadowRepo:
     def ensure(self) -> None:
         """Create the shadow repository when missing, and refresh what it must ignore."""
         if not (self.git_dir / "HEAD").is_file():
+            self._ensured = None
             paths.private_dir(self.git_dir)
-            self.git("init", "-q")
-            self.git("update-index", "--untracked-cache", check=False)
+            self.git("init", "-q")  # the untracked cache comes with the first index written (core.untrackedCache=true)
         info = self.git_dir / "info"
+        user_exclude = self.root / ".git" / "info" / "exclude"
+        key = (_stamp(user_exclude), _stamp(info / "exclude"), _stamp(info / "attributes"))
+        if key == self._ensured:
+            return  # nothing it reads changed since it last wrote them
         info.mkdir(exist_ok=True)
         _write_if_changed(info / "attributes", ATTRIBUTES)
         _write_if_changed(info / "exclude", self._excludes())
+        self._ensured = (_stamp(user_exclude), _stamp(info / "exclude"), _stamp(info / "attributes"))
 
     def _excludes(self) -> str:
         """The user's own ``.git/info/exclude`` plus the app's directories inside the project."""
@@ -153,8 +170,56 @@ class ShadowRepo:
     def snapshot_all(self) -> str:
         """Snapshot tracked and untracked-not-ignored files; returns the tree id."""
         with self.locked():
-            self.git("add", "-A", "--ignore-errors", "--", ".", check=False)  # an unreadable file is skipped, named in the log
-            return self.git("write-tree").decode().strip()
+            head = self._head_tree()
+            listed: list[str] | None = None
+            if head is not None:
+                listed = self._differing()
+                if not listed:
+                    return head
+            if listed is None or not self._update(listed):
+                self.git("add", "-A", "--ignore-errors", check=False)  # an unreadable file is skipped, named in the log
+            tree = self.git("write-tree").decode().strip()
+            self._set_head(tree)
+            return tree
+
+    def _differing(self) -> list[str]:
+        """The paths where the tree differs from the latest snapshot (``git status`` against ``HEAD``).
+
+        A nested repository (listed as ``dir/``) is left out: checkpoints do not cover it.
+        """
+        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+        return [os.fsdecode(item[3:]) for item in out.split(b"\0") if len(item) > 3 and not item.endswith(b"/")]
+
+    def _update(self, listed: list[str]) -> bool:
+        """Put ``listed`` paths in the index as they are on disk; False when ``git add -A`` must do it."""
+        if len(listed) > MAX_LISTED:
+            return False
+        data = b"".join(os.fsencode(name) + b"\0" for name in listed)
+        try:  # a path beyond a link, an unreadable file, a file turned directory: git refuses, add -A decides
+            self.git("update-index", "--add", "--remove", "--replace", "-z", "--stdin", input=data)
+        except CheckpointError as exc:
+            log.debug("checkpoint: update-index refused (%s); adding the whole tree", exc)
+            return False
+        return True
+
+    def _head_tree(self) -> str | None:
+        """The tree of the latest whole-tree snapshot (the detached ``HEAD`` commit), None when there is none."""
+        try:
+            commit = (self.git_dir / "HEAD").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if commit not in self._commits:
+            tree = commit_tree(self.git_dir, commit)
+            if tree is None:
+                return None
+            self._commits[commit] = tree
+        return self._commits[commit]
+
+    def _set_head(self, tree: str) -> None:
+        """Make ``tree`` the latest snapshot: a commit of it (written directly) as the detached ``HEAD``."""
+        commit = write_commit(self.git_dir, tree, IDENTITY)
+        self._commits[commit] = tree
+        replace_file(self.git_dir / "HEAD", f"{commit}\n".encode())
 
     def snapshot_paths(self, relative: Sequence[str]) -> str:
         """Snapshot only ``relative`` paths (files; a missing one is recorded as absent); returns the tree id.
@@ -247,6 +312,14 @@ def _diff_known(before: tuple[dict[str, Entry], dict[str, bytes]], after: tuple[
             changes.append(Change(path, old, new))
             counts[path] = line_counts(before[1].get(path), after[1].get(path))
     return changes, counts
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _write_if_changed(path: Path, text: str) -> None:

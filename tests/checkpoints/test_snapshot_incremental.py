@@ -1,0 +1,158 @@
+"""Whole-tree snapshots compared with the latest one (issue 26's cost): as few git processes as the change needs,
+and always the very tree a snapshot from scratch (``git add -A`` into an empty index) would make.
+
+The git processes are counted from outside: a ``git`` first on ``PATH`` that logs its arguments, then runs git.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from core.checkpoints.manager import Checkpoints
+from core.checkpoints.shadow import ShadowRepo
+from core.types import ok_result
+
+
+@pytest.fixture
+def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A file that gets one line per git process the app starts (its subcommand)."""
+    real = shutil.which("git")
+    assert real is not None
+    shim_dir = tmp_path / "shim"
+    shim_dir.mkdir()
+    log = tmp_path / "git.log"
+    log.touch()
+    shim = shim_dir / "git"
+    # the subcommand is the first argument not an option or an option's value (-c key=value)
+    shim.write_text("#!/bin/sh\n"
+                    "skip=0; for a in \"$@\"; do\n"
+                    "  if [ $skip = 1 ]; then skip=0; continue; fi\n"
+                    "  case \"$a\" in -c) skip=1;; -*) ;; *) echo \"$a\" >> '" + str(log) + "'; break;; esac\n"
+                    "done\n"
+                    f"exec '{real}' \"$@\"\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    return log
+
+
+def _ran(log: Path, since: int) -> list[str]:
+    return log.read_text().splitlines()[since:]
+
+
+def _lines(log: Path) -> int:
+    return len(log.read_text().splitlines())
+
+
+def test_an_unchanged_tree_costs_one_git_status(project: Path, git_log: Path) -> None:
+    repo = ShadowRepo(project)
+    first = repo.snapshot_all()
+    since = _lines(git_log)
+    assert repo.snapshot_all() == first
+    assert _ran(git_log, since) == ["status"]  # no add, no write-tree: the stat and untracked caches say it all
+
+
+def test_a_changed_file_is_stored_without_adding_the_whole_tree(project: Path, git_log: Path) -> None:
+    repo = ShadowRepo(project)
+    first = repo.snapshot_all()
+    (project / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+    since = _lines(git_log)
+    second = repo.snapshot_all()
+    assert _ran(git_log, since) == ["status", "update-index", "write-tree"]
+    [change] = repo.changes(first, second)
+    assert change.path == "calc.py"
+    assert repo.read_blobs([change.after.sha])[change.after.sha] == (project / "calc.py").read_bytes()
+
+
+async def test_a_command_that_writes_nothing_costs_two_git_status(project: Path, git_log: Path) -> None:
+    checkpoints = Checkpoints(project)
+    await checkpoints.around("runCommand", lambda: _value(ok_result("warm")))
+    since = _lines(git_log)
+    result = await checkpoints.around("runCommand", lambda: _value(ok_result("ran")))
+    assert _ran(git_log, since) == ["status", "status"]
+    assert "files_changed" not in result["metadata"] and checkpoints.log.records == []
+
+
+def _mutations(root: Path, outside: Path) -> list[tuple[str, object]]:
+    """Changes a command could make, each applied in turn (the tree after each is snapshotted)."""
+
+    def rewrite_same_size() -> None:  # right after a snapshot: same size, likely the same timestamp tick
+        (root / "keep.txt").write_text("KEEP ME\n")
+
+    def file_to_directory() -> None:
+        (root / "calc.py").unlink()
+        (root / "calc.py").mkdir()
+        (root / "calc.py" / "inner.py").write_text("inside\n")
+
+    def directory_to_file() -> None:
+        shutil.rmtree(root / "calc.py")
+        (root / "calc.py").write_text("a file again\n")
+
+    def rename_directory() -> None:
+        (root / "pkg").rename(root / "lib")
+
+    def link_swapped_for_directory() -> None:  # lib/ becomes a link to a directory outside the project
+        shutil.rmtree(root / "lib")
+        (root / "lib").symlink_to(outside, target_is_directory=True)
+
+    def link_back_to_directory() -> None:
+        (root / "lib").unlink()
+        (root / "lib").mkdir()
+        (root / "lib" / "mod.py").write_text("X = 2\n")
+
+    def executable_bit() -> None:
+        path = root / "lib" / "mod.py"
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+    def new_tree_and_deletions() -> None:
+        (root / "new" / "deep").mkdir(parents=True)
+        (root / "new" / "deep" / "a.txt").write_bytes(b"\x00\x01binary")
+        (root / "new" / "empty.txt").write_text("")
+        (root / "notes.md").unlink()
+        (root / "build" / "ignored.txt").write_text("never stored\n")
+
+    def crlf_and_odd_names() -> None:
+        (root / "crlf.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+        (root / "odd name\twith tab.txt").write_text("tab\n")
+        (root / "ünïcode.txt").write_text("u\n")
+
+    return [("rewrite same size", rewrite_same_size), ("file to directory", file_to_directory),
+            ("directory to file", directory_to_file), ("rename directory", rename_directory),
+            ("link swapped for a directory", link_swapped_for_directory), ("link back", link_back_to_directory),
+            ("executable bit", executable_bit), ("new tree and deletions", new_tree_and_deletions),
+            ("CRLF and odd names", crlf_and_odd_names)]
+
+
+def test_every_incremental_snapshot_is_the_tree_a_snapshot_from_scratch_makes(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not the project's\n")
+    # two apps on the same project share the shadow: each reads the other's latest snapshot
+    first_app, second_app = ShadowRepo(project), ShadowRepo(project)
+    first_app.snapshot_all()
+    for number, (name, change) in enumerate(_mutations(project, outside)):
+        change()
+        repo = (first_app, second_app)[number % 2]
+        incremental = repo.snapshot_all()
+        scratch = ShadowRepo(project, git_dir=tmp_path / f"scratch-{number}").snapshot_all()
+        assert incremental == scratch, f"after '{name}' the snapshot differs from one taken from scratch"
+        assert repo.snapshot_all() == incremental  # and an unchanged tree keeps it
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]  # nothing written through the link
+
+
+def test_a_shadow_without_a_latest_snapshot_adds_the_whole_tree(project: Path, tmp_path: Path) -> None:
+    """A shadow whose HEAD names no snapshot (one made before this version, or a broken HEAD) starts over."""
+    repo = ShadowRepo(project)
+    first = repo.snapshot_all()
+    (repo.git_dir / "HEAD").write_text("ref: refs/heads/master\n")
+    (project / "calc.py").write_text("changed while no snapshot was known\n")
+    again = ShadowRepo(project).snapshot_all()
+    assert again == ShadowRepo(project, git_dir=tmp_path / "scratch").snapshot_all() != first
+
+
+async def _value(value: object) -> object:
+    return value
