@@ -38,6 +38,31 @@ def test_git_tracked_file_deleted_from_disk_is_not_listed(make_tree) -> None:
     assert FileIndex(root).build() == ["a.py"]
 
 
+def test_files_gone_from_the_work_tree_are_the_ones_git_says(make_tree) -> None:
+    """The index checks deletion with one listing per directory; git's own ``--deleted`` is the judge."""
+    files = {f"d{i % 7}/sub{i % 3}/f{i}.c": "" for i in range(60)}
+    files.update({"top.c": "", "Case.c": "", "x/y/z.c": "", "gone_dir/a.c": "", "was_dir/b.c": "", "odd \u00e9\u00e8.c": ""})
+    root = make_tree(files, git_tracked=list(files))
+    (root / "link").symlink_to("nowhere")  # a dangling link is a file git tracks, and lstat finds
+    git(root, "add", "link")
+    git(root, "commit", "-q", "-m", "link")
+    for rel in ("d1/sub1/f1.c", "d3/sub0/f3.c", "top.c", "odd \u00e9\u00e8.c"):
+        (root / rel).unlink()
+    for rel in ("gone_dir/a.c", "x/y/z.c"):
+        (root / rel).unlink()
+    (root / "gone_dir").rmdir()
+    (root / "x" / "y").rmdir()
+    (root / "was_dir" / "b.c").unlink()
+    (root / "was_dir").rmdir()
+    (root / "was_dir").write_text("now a file\n")  # the tracked was_dir/b.c: ENOTDIR
+    deleted = {p for p in git(root, "ls-files", "-z", "--deleted").split("\0") if p}
+    assert len(deleted) == 7
+    tracked = {p for p in git(root, "ls-files", "-z", "--cached").split("\0") if p}
+    index = FileIndex(root)
+    assert set(index.build()) == (tracked - deleted) | {"was_dir"}
+    assert set(index.refresh()[1]) == set() and set(index.paths) == (tracked - deleted) | {"was_dir"}
+
+
 def test_walk_outside_git_honours_nested_gitignore(make_tree) -> None:
     root = make_tree(FILES)
     (root / ".git").mkdir()  # a bare .git folder without a repo must never be entered
