@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, AsyncIterator, Sequence
 
 from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
@@ -20,6 +21,8 @@ from core.providers.errors import ProviderError, classify_error
 from core.providers.anthropic_cache import add_breakpoints
 from core.types import Message, TaskResult, TaskStatus, ToolCall, is_error
 from core.usage import anthropic_usage
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_TOKENS = 8192
 
@@ -54,6 +57,16 @@ class ClaudeProvider(SDKProvider):
             max_retries=self.max_retries,
             timeout=anthropic.Timeout(self.idle_timeout, connect=15.0),
         )
+
+    def prewarm(self) -> None:
+        """Import the SDK, build the client, then the stream's event types (from a thread, after the first paint).
+
+        The SDK builds an event type's pydantic schema the first time a stream meets it, on
+        the event loop: the first reply stalled at its first token (``message_start``) and
+        again after its last text (``content_block_stop``), which held back its final frame.
+        """
+        super().prewarm()
+        _warm_stream_types()
 
     # -- wire format -------------------------------------------------------
     def convert_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -251,6 +264,46 @@ def _as_received(block: Any) -> dict[str, Any]:
     data = block.model_dump(mode="json", exclude_unset=True)
     data.pop("parsed_output", None)
     return data
+
+
+_WARM_USAGE: dict[str, Any] = {
+    "input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 1, "cache_read_input_tokens": 1,
+    "cache_creation": {"ephemeral_5m_input_tokens": 1, "ephemeral_1h_input_tokens": 0}, "server_tool_use": {"web_search_requests": 0},
+}
+_WARM_STREAM: tuple[dict[str, Any], ...] = (
+    {"type": "message_start", "message": {"id": "msg_warm", "type": "message", "role": "assistant", "content": [], "model": "warm",
+                                          "stop_reason": None, "stop_sequence": None, "usage": {**_WARM_USAGE, "service_tier": "standard"}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "warm"}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "warm"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "warm"}},
+    {"type": "content_block_stop", "index": 1},
+    {"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_warm", "name": "warm", "input": {}}},
+    {"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+    {"type": "content_block_stop", "index": 2},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": _WARM_USAGE},
+    {"type": "message_stop"},
+)
+"""One made-up stream with each kind of event a reply brings (thinking, text, a tool call, the end)."""
+
+
+def _warm_stream_types() -> None:
+    """Run :data:`_WARM_STREAM` through the SDK's own event parsing and accumulation, so its types are built."""
+    try:
+        from anthropic._models import construct_type  # the SDK's internals: guarded, never required
+        from anthropic.lib.streaming._messages import accumulate_event, build_events
+        from anthropic.types import RawMessageStreamEvent
+
+        snapshot: Any = None
+        buffers: dict[int, bytes] = {}
+        for raw in _WARM_STREAM:
+            event = construct_type(value=raw, type_=RawMessageStreamEvent)
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+            build_events(event=event, message_snapshot=snapshot)
+    except Exception:  # noqa: BLE001 - an SDK that moved these only loses the head start
+        log.debug("the SDK's stream types could not be built ahead", exc_info=True)
 
 
 def _env_key() -> str | None:

@@ -1,0 +1,68 @@
+"""The provider's prewarm builds the SDK's stream types, so a first reply builds none on the event loop.
+
+The anthropic SDK builds an event type's pydantic schema the first time a stream meets
+it. Without the prewarm that happened on the event loop at the first reply's first
+token and again right after its last text (holding back the final frame). Schemas are
+built once per process, so the check runs in a fresh interpreter: a profile hook on the
+streaming thread records every call into pydantic's schema generation while a real
+reply (fake server, real SDK) streams after ``prewarm()``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.fake_llm import FakeLLM, Reply, Tool
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from core.providers.anthropic import ClaudeProvider
+    from core.events import TextDelta, ThinkingDelta, ToolCallReady
+
+    provider = ClaudeProvider("claude-sonnet-4-5", base_url=sys.argv[1], api_key="sk-ant-test-not-a-real-key")
+    provider.prewarm()
+    built = []
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.replace("\\\\", "/").endswith("pydantic/_internal/_generate_schema.py"):
+            built.append(frame.f_code.co_name)
+
+    async def stream():
+        seen = []
+        async for item in provider.stream_message([{"role": "user", "content": "hi"}]):
+            if isinstance(item, (TextDelta, ThinkingDelta)):
+                seen.append(item.text)
+            elif isinstance(item, ToolCallReady):
+                seen.append(item.call.name)
+        return seen
+
+    sys.setprofile(hook)
+    seen = asyncio.run(stream())
+    sys.setprofile(None)
+    print(json.dumps({"seen": seen, "schema_calls": len(built)}))
+    """
+)
+
+
+def test_first_reply_builds_no_sdk_type_on_the_loop() -> None:
+    with FakeLLM() as server:
+        server.script(Reply(text="Hello there, streamed in pieces.", thinking="Let me think.", tools=[Tool("readFile", {"path": "a.py"})]))
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, server.anthropic_url],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "".join(result["seen"][:-1]).startswith("Let me think.Hello there"), result["seen"]  # the reply really streamed
+    assert result["seen"][-1] == "readFile"
+    assert result["schema_calls"] == 0, f"{result['schema_calls']} calls into pydantic's schema generation while the first reply streamed"
