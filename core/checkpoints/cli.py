@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from core.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from core.history import History
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,9 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@dataclass
 class _Handler:
-    conversation_history: list[dict[str, Any]] = field(default_factory=list)
+    """The conversation of a transcript not open in an app: what a rewind cuts (as the app's handler does)."""
+
+    def __init__(self, messages: Sequence[dict[str, Any]] = ()) -> None:
+        self._history = History(messages)  # type: ignore[arg-type]
+
+    @property
+    def conversation_history(self) -> list[dict[str, Any]]:
+        return self._history.messages()  # type: ignore[return-value]
+
+    def rewind_to(self, turn: int) -> int | None:
+        return self._history.rewind_to(turn)
 
 
 @dataclass

@@ -235,15 +235,10 @@ def reload_conversation(checkpoints: Checkpoints, turn: int) -> None:
 def _cut_in_memory(handler: Any, session: Any, turn: int) -> None:
     if handler is None:
         return
-    history = handler.conversation_history
-    index = next((i for i, m in enumerate(history) if m.get("role") == "user" and m.get("turn") == turn), None)
+    index = handler.rewind_to(turn)  # issue 24: the handler's history cuts itself (and its file copies)
     if index is None:
         raise CheckpointError(f"Turn {turn} is not in the conversation the model sees now (it was compacted); "
                               "rewind it from the shell after quitting: assistant-tui rewind --conversation.")
-    del history[index:]
-    files = getattr(handler, "conversation_files", None)
-    if files is not None:
-        files.rebuild(history)
     incidents = getattr(session, "_incidents", None)
     if isinstance(incidents, list):
         incidents[:] = [i for i in incidents if int(i.get("at") or 0) < index]

@@ -18,12 +18,12 @@ from core.approvals import Approvals
 from core.callables import call_sync_or_async
 from core.config import Settings
 from core.file_context import FileContext
+from core.history import History
 from core.tokens import estimate_request_tokens
 from core.memory.policy import FilePolicy, Refusal
 from core.memory.types import DataContext
 from core.providers.base import ProviderAdapter, ToolSpec
-from core.turns import current_turn
-from core.types import Approver, Message, TaskResult, error_result, now, ok_result
+from core.types import Approver, Message, TaskResult, error_result, ok_result
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class BaseHandler:
         self.debug_mode = False
         self.registered_tools: dict[str, ToolSpec] = {}
         self.tool_executors: dict[str, ToolExecutor] = {}
-        self.conversation_history: list[Message] = []
+        self._history = History()
         self.data_context: DataContext | None = None
         self.file_context = FileContext(self.project_root, self.file_access.policy)
         """The conversation's picked, read-only and suggested files (commanded through ``core.session.Session``)."""
@@ -99,6 +99,16 @@ class BaseHandler:
         self.last_estimated_tokens = 0
         self._turn_started_at: float | None = None
         self._session_started_at = time.monotonic()
+
+    @property
+    def history(self) -> History:
+        """The conversation the model sees (read it; the handler's methods change it)."""
+        return self._history
+
+    @property
+    def conversation_history(self) -> list[Message]:
+        """SPEC 3's name: the messages with role, content and timestamp (a copy; the handler's methods change them)."""
+        return self._history.messages()
 
     @property
     def approvals(self) -> Approvals:
@@ -187,13 +197,12 @@ class BaseHandler:
 
     # -- conversation --------------------------------------------------------
     def add_message(self, role: str, content: str, **extra: Any) -> Message:
-        message: Message = {"role": role, "content": content, "timestamp": now(), **extra}  # type: ignore[typeddict-item]
-        self.conversation_history.append(message)
-        return message
+        """Add a message to the conversation (``Session.add_note`` adds its notes this way); returns it."""
+        return self._history.append(role, content, **extra)
 
     def reset_conversation(self) -> None:
         """Forget the conversation and the data context."""
-        self.conversation_history = []
+        self._history.clear()
         self.clear_data_context()
         self.turn_count = 0
         self.tool_calls_this_turn = 0
@@ -231,7 +240,7 @@ class BaseHandler:
 
     # -- metrics -------------------------------------------------------------
     def estimate_tokens(self, system_prompt: str, tools: Sequence[ToolSpec] | None = None) -> int:
-        return estimate_request_tokens(system_prompt, self.conversation_history, tools if tools is not None else self.get_tool_specs())
+        return estimate_request_tokens(system_prompt, self._history, tools if tools is not None else self.get_tool_specs())
 
     def get_resource_metrics(self) -> dict[str, Any]:
         """Resource use so far (SPEC 4).
@@ -244,7 +253,7 @@ class BaseHandler:
         return {
             "turns": self.turn_count,
             "model_responses": self.turn_count,
-            "user_turns": current_turn(self.conversation_history),
+            "user_turns": self._history.current_turn,
             "max_turns": self.config.max_turns,
             "tool_calls_this_turn": self.tool_calls_this_turn,
             "max_tool_calls": self.config.max_tool_calls,

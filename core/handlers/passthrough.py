@@ -229,7 +229,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         self._turn_started_at = turn.started
         self.tool_calls_this_turn = 0
         mode, text = split_mode(query)
-        message = turn.user_message = self.add_message("user", query, turn=self.user_turns + 1, **({"images": list(images)} if images else {}))
+        message = turn.user_message = self._history.append_user(query, turn=self.user_turns + 1, **({"images": list(images)} if images else {}))
         try:
             relevant = await asyncio.to_thread(self._get_relevant_files, text)
             if self.active_subtask_id is None:
@@ -302,7 +302,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                 turn.partial = []
                 turn.started_usage = None
                 try:
-                    stream = self.model_provider.stream_message(self.conversation_history, system_prompt, tools)
+                    stream = self.model_provider.stream_message(self._history.messages(), system_prompt, tools)
                     async with contextlib.aclosing(idle_guard(stream, self.config.idle_timeout)) as items:
                         async for item in items:
                             if isinstance(item, ev.ResponseStarted):
@@ -343,7 +343,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                         # Kept, and marked as what cut it: the connection, or the provider's error.
                         stop = "incomplete" if incomplete else "error"
                         error = {} if incomplete else {"kind": exc.kind, "message": shown}
-                        self.add_message("assistant", partial, interrupted=True, stop_reason=stop, **({"error": error} if error else {}))
+                        self._history.append_assistant(partial, interrupted=True, stop_reason=stop, **({"error": error} if error else {}))
                         yield ev.AssistantMessage(content=partial, interrupted=True, stop_reason=stop, error=error, usage=spent or {})
                     elif spent is not None:
                         yield ev.ResponseAbandoned(usage=spent)
@@ -365,13 +365,13 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             turns_this_query += 1
             self.turn_count += 1
             calls = list(complete.tool_calls)
-            usage = self.record_usage(complete.usage, len(self.conversation_history))
+            usage = self.record_usage(complete.usage, len(self._history))
             extra: dict[str, Any] = {}
             if complete.stop_reason not in ("", "end_turn", "tool_use"):
                 extra["stop_reason"] = complete.stop_reason
             if complete.thinking:
                 extra["thinking"] = [dict(block) for block in complete.thinking]
-            self.add_message("assistant", complete.content, tool_calls=[c.as_dict() for c in calls], **extra)
+            self._history.append_assistant(complete.content, tool_calls=[c.as_dict() for c in calls], **extra)
             turn.unanswered = list(calls)
             yield ev.AssistantMessage(
                 content=complete.content,
@@ -577,7 +577,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         return await self._approvals.decide(need, prepare_call, ask=self.ask_user)
 
     def _answer(self, turn: _Turn, call: ToolCall, result: TaskResult) -> None:
-        self.add_message("tool", result.get("content", ""), tool_call_id=call.id, name=call.name, is_error=is_error(result))
+        self._history.append_tool_result(call.id, call.name, result.get("content", ""), is_error=is_error(result))
         if call in turn.unanswered:
             turn.unanswered.remove(call)
 
@@ -589,7 +589,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         raw, turn.started_usage = turn.started_usage, None
         if raw is None:
             return None
-        return self.usage_record(self.record_usage(raw, len(self.conversation_history), reported=False), reported=False)
+        return self.usage_record(self.record_usage(raw, len(self._history), reported=False), reported=False)
 
     def _close_interrupted(self, turn: _Turn) -> None:
         """Keep what the interrupted turn produced and leave the history valid.
@@ -602,7 +602,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         if partial or spent is not None:
             self._closing = ev.AssistantMessage(content=partial, interrupted=True, usage=spent or {}) if partial else ev.ResponseAbandoned(usage=spent or {})
         if partial or not turn.unanswered:
-            self.add_message("assistant", partial, interrupted=True)
+            self._history.append_assistant(partial, interrupted=True)
         for call in list(turn.unanswered):
             self._answer(turn, call, error_result(INTERRUPTED_RESULT, reason="interrupted"))
         turn.finished = True
@@ -618,10 +618,9 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         turn = self._turn
         if turn is not None:
             turn.finished = True
-            history = self.conversation_history
-            if history and turn.user_message is not None and history[-1] is turn.user_message:
-                history.pop()  # nothing was answered: the resend is this turn again (its number with it)
-                self.conversation_files.rebuild(history)  # its file copies left with it: a resend carries them again
+            if turn.user_message is not None and self._history.retract(turn.user_message):
+                # nothing was answered: the resend is this turn again (its number with it)
+                self.conversation_files.rebuild(self._history)  # its file copies left with it: a resend carries them again
                 details["retracted"] = True
         metadata = {
             "reason": reason,

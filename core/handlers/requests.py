@@ -38,7 +38,7 @@ class RequestMixin:
 
     base_system_prompt: str
     data_context: Any
-    conversation_history: list[Any]
+    _history: Any
     pinned_files: list[str]
     file_access: Any
     project_root: Any
@@ -56,16 +56,23 @@ class RequestMixin:
 
     def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None, compactions: Sequence[tuple[int, dict[str, Any]]] = ()) -> None:
         """Continue a saved conversation: its history (as compacted), which files it holds, and its usage totals."""
-        self.conversation_history = self.compactor.restore(messages, compactions)
-        self.conversation_files.rebuild(self.conversation_history)
+        self._history.restore(self.compactor.restore(messages, compactions))
+        self.conversation_files.rebuild(self._history)
         self.restore_usage(usage or [])  # type: ignore[attr-defined]
 
     def replace_view(self, messages: Sequence[Any]) -> None:
         """The model's view of the conversation becomes ``messages`` (compaction): the files it holds are found again,
         and the last reported prompt no longer counts for the context figure."""
-        self.conversation_history = list(messages)
-        self.conversation_files.rebuild(self.conversation_history)
+        self._history.replace_for_compaction(messages)
+        self.conversation_files.rebuild(self._history)
         self.forget_reported_prompt()  # type: ignore[attr-defined]
+
+    def rewind_to(self, turn: int) -> int | None:
+        """Cut the conversation before user turn ``turn`` (``/rewind``); where it was cut, or None when the view lacks that turn."""
+        index = self._history.rewind_to(turn)
+        if index is not None:
+            self.conversation_files.rebuild(self._history)
+        return index
 
     def reset_conversation(self) -> None:
         super().reset_conversation()  # type: ignore[misc]
@@ -99,7 +106,7 @@ class RequestMixin:
         return turn_parts(
             self.conversation_files,
             picked,
-            self.conversation_history,
+            self._history,
             suggestions=suggestions,
             mode_instructions=PLAN_INSTRUCTIONS if mode == "plan" else "",
             now=self.wall_clock,
@@ -134,7 +141,7 @@ class RequestMixin:
             return result
         path = Path(meta["path"])
         shown = self._display_path(str(path))  # type: ignore[attr-defined]
-        if since := rereads.earlier_read(self.conversation_history, content, self._names(path)):
+        if since := rereads.earlier_read(self._history, content, self._names(path)):
             return ok_result(rereads.read_pointer(shown, meta["start_line"], meta["end_line"], since), **meta, unchanged_since=since)
         copy = self.conversation_files.copies.get(shown)
         if copy is not None and meta.get("total_lines"):  # a whole read

@@ -14,7 +14,6 @@ from typing import Any, Iterable, Mapping
 
 from core.tokens import MESSAGE_OVERHEAD, estimate_text_tokens
 from core.pricing import PriceTable
-from core.turns import current_turn
 from core.usage import Budget, Usage, UsageLedger, estimate_step, output_allowance
 
 log = logging.getLogger(__name__)
@@ -24,7 +23,7 @@ class SpendingMixin:
     """Usage, context figure and budget state of a handler (needs ``config``, ``conversation_history``, ``model_provider``)."""
 
     config: Any
-    conversation_history: list[Any]
+    _history: Any
     model_provider: Any
 
     def _init_spending(self) -> None:
@@ -47,7 +46,7 @@ class SpendingMixin:
     @property
     def user_turns(self) -> int:
         """The number of the current (or last) user turn: the one numbering of :mod:`core.turns`, read from the history."""
-        return current_turn(self.conversation_history)
+        return self._history.current_turn
 
     def record_usage(self, raw: Mapping[str, Any] | None, history_length: int, *, reported: bool = True) -> Usage:
         """Book one response's usage (its prompt covered ``history_length`` messages).
@@ -95,7 +94,7 @@ class SpendingMixin:
     def added_since_usage(self) -> int:
         """Estimated tokens of the messages added after the last reported prompt."""
         total = 0
-        for message in self.conversation_history[self._usage_mark :]:
+        for message in self._history[self._usage_mark :]:
             total += MESSAGE_OVERHEAD + estimate_text_tokens(str(message.get("content") or "")) + estimate_text_tokens(message.get("context") or "")
             for call in message.get("tool_calls") or []:
                 total += MESSAGE_OVERHEAD + estimate_text_tokens(str(call.get("parameters") or ""))
@@ -107,7 +106,7 @@ class SpendingMixin:
         With a reported prompt it is that prompt plus the estimate of what was added
         since; before the first response it is the heuristic over everything.
         """
-        if self.last_usage is None or self._usage_mark > len(self.conversation_history):
+        if self.last_usage is None or self._usage_mark > len(self._history):
             return heuristic, heuristic
         added = self.added_since_usage()
         return self.last_usage.prompt_tokens + added, added

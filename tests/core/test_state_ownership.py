@@ -34,6 +34,8 @@ PARTS = frozenset({"handler", "session", "session_state", "approvals", "context"
 """Names the conversation's owner and its parts go by: their private fields are written only through ``self``."""
 OWNED_ELSEWHERE = frozenset({"session_allowed", "conversation_history", "last_usage", "_usage_mark"})
 """Handler state only ``core/handlers`` changes."""
+HISTORY_CHANGES = frozenset({"append", "append_user", "append_assistant", "append_tool_result", "retract", "replace_for_compaction", "restore", "rewind_to", "clear"})
+"""``core.history.History``'s methods that change the conversation: called on the handler's history only by the handler."""
 
 
 def _chain(node: ast.AST) -> list[str]:
@@ -72,6 +74,10 @@ def violations(source: str, name: str) -> list[str]:
                 elif (isinstance(written, ast.Attribute) and written.attr.startswith("_") and not written.attr.startswith("__")
                       and not (len(chain) == 2 and chain[0] in ("self", "cls")) and PARTS & set(chain[:-1])):
                     found.append(f"{name}:{node.lineno} writes {shown}, another object's private state")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HISTORY_CHANGES and not in_loop:
+            owner = _chain(node.func.value)
+            if "handler" in owner and owner[-1:] in (["history"], ["_history"], ["conversation_history"]):
+                found.append(f"{name}:{node.lineno} calls {ast.unparse(node.func)} (the handler's methods change the conversation)")
         if isinstance(node, ast.Attribute):
             if node.attr in APPROVALS_PRIVATE and name != "core/approvals.py" and _chain(node)[:1] != ["self"]:
                 found.append(f"{name}:{node.lineno} reaches {ast.unparse(node)} (the approvals' private state)")
@@ -104,10 +110,12 @@ self.handler.session_allowed.clear()
 approvals._allowed.add(key)
 self.application.handler.checkpoints = Checkpoints(root)
 self.session._incidents = []
+handler.history.append_user("planted")
+self.handler.conversation_history.clear()
 """
     lines = {v.split()[0] for v in violations(planted, "core/compaction/x.py")}
-    assert lines == {f"core/compaction/x.py:{n}" for n in range(2, 12)}, violations(planted, "core/compaction/x.py")
-    fine = "self._mode = mode\nhandler.use_model(p, m)\nself.handler.approvals.set_mode('deny')\nsettings = load()\nx = handler.config.model\n"
+    assert lines == {f"core/compaction/x.py:{n}" for n in range(2, 14)}, violations(planted, "core/compaction/x.py")
+    fine = "handler.rewind_to(3)\nself._history.clear()\nhandler.add_message('user', note)\nself._mode = mode\nhandler.use_model(p, m)\nself.handler.approvals.set_mode('deny')\nsettings = load()\nx = handler.config.model\n"
     assert violations(fine, "core/other.py") == []
     assert violations("self.conversation_history = list(messages)\nhandler.last_usage = None", "core/handlers/requests.py") == []
 
