@@ -73,7 +73,7 @@ class SDKProvider:
         if self._client is None:
             import asyncio
 
-            await asyncio.to_thread(self.prewarm)
+            await asyncio.to_thread(SDKProvider.prewarm, self)  # the client only: a subclass's extra warming is not waited for
         return self._client
 
     def _make_client(self) -> Any:
