@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import dataclass
 from typing import Any
 
 from core.types import ToolCall
@@ -51,14 +52,30 @@ STATUS_LABELS: dict[str, str] = {
 }
 """How a tool call's state reads (``core.types.ToolStatus`` plus ``pending`` and ``running``)."""
 
-STOP_NOTES: dict[str, str] = {
-    "incomplete": "cut off: the connection closed before the answer finished",
-    "error": "cut off: the provider failed mid-answer",
-    "max_tokens": "stopped at the output limit",
-    "refusal": "the model refused",
-    "content_filter": "stopped by the content filter",
+@dataclass(frozen=True)
+class Stop:
+    """How an answer that did not end as the model meant it reads: ``■ interrupted``, ``▲ output limit reached…``."""
+
+    mark: str
+    """The symbol before the words in the chat (``■`` cut, ``▲`` a limit, ``⊘`` refused)."""
+    words: str
+    """What happened, the same in the chat, the export and ACP."""
+    hint: str
+    """What the reader of the live chat can do about it (not in the export)."""
+    kind: str
+    """Its family, for styling: ``interrupted``, ``incomplete``, ``cut``, ``refused``."""
+
+
+STOPS: dict[str, Stop] = {
+    "interrupted": Stop("■", "interrupted", "", "interrupted"),
+    "incomplete": Stop("■", "incomplete: the connection closed before the answer finished", "", "incomplete"),
+    "error": Stop("■", "cut off: the provider failed mid-answer", "(its error is below)", "incomplete"),
+    "max_tokens": Stop("▲", "output limit reached: the answer stops here", "· send /continue to have the model go on", "cut"),
+    "refusal": Stop("⊘", "refused: the model declined to answer this", "", "refused"),
+    "content_filter": Stop("⊘", "stopped by the provider's content filter", "", "refused"),
 }
-"""How an answer that did not end as the model meant it is noted, by its stop reason."""
+"""How an answer that did not end as the model meant it reads, by its stop reason (``interrupted``: the user's Esc)."""
+
 
 ARGV_KEYS = ("command", "args")
 """Arguments that hold a program's argv as a list (``runCommand``'s ``command``, ``runTests``' ``args``)."""
@@ -85,8 +102,18 @@ def status_label(status: str) -> str:
 
 
 def stop_note(stop_reason: str, interrupted: bool = False) -> str:
-    """How an answer that did not end normally is noted (``interrupted``, ``stopped at the output limit``...); empty if it did."""
-    return STOP_NOTES.get(stop_reason or "") or ("interrupted" if interrupted else "")
+    """How an answer that did not end normally is noted (``interrupted``, ``output limit reached…``); empty if it did."""
+    stop = STOPS.get(stop_reason or "") or (STOPS["interrupted"] if interrupted else None)
+    return stop.words if stop is not None else ""
+
+
+def stop_label(stop_reason: str) -> tuple[str, str]:
+    """The chat's line under a message that did not end normally, and its kind: ``("■ interrupted", "interrupted")``.
+
+    The same words as :func:`stop_note`, with the mark and the live hint; an unknown reason reads ``■ stopped: <reason>``.
+    """
+    stop = STOPS.get(stop_reason) or Stop("■", f"stopped: {stop_reason}", "", "cut")
+    return " ".join(part for part in (stop.mark, stop.words, stop.hint) if part), stop.kind
 
 
 def turn_label(turn: Any) -> str:

@@ -107,7 +107,7 @@ class Conversation:
             raise
         except Exception as exc:  # never a traceback on screen: a clear note, and the prompt back
             log.exception("turn failed")
-            await renderer.show_error("internal", f"Something went wrong while running the turn: {exc}")
+            await renderer.show_error("internal", f"The turn stopped on an error of assistant-tui itself: {exc}")
         finally:
             self.status.set_state("ready")
             self.refresh_metrics()

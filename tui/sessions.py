@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.narration import warning_title
 from tui.conversation import Conversation
 from tui.engine import Engine
 from tui.turn import TurnRenderer, TurnView
@@ -75,7 +76,7 @@ class Sessions:
             try:
                 notices = await asyncio.to_thread(session.start, fork_if_locked=True)
             except SessionError as again:
-                await self._note(f"{again}\nThis conversation is not being saved.", "error", "Session not saved")
+                await self._note(f"{again}\nThis conversation is not being saved.", "error", warning_title("session_not_saved"))
                 return
         await self._opened(notices)
 
@@ -129,7 +130,7 @@ class Sessions:
             try:
                 await asyncio.to_thread(self.engine.session.new)
             except SessionError as exc:
-                await self._note(f"{exc}\nThis conversation is not being saved.", "error", "Session not saved")
+                await self._note(f"{exc}\nThis conversation is not being saved.", "error", warning_title("session_not_saved"))
                 return
             await self._note(f"New session {self.engine.session.id}.")
         else:

@@ -308,3 +308,38 @@ def test_a_controller_typed_with_the_app_or_reaching_past_its_protocol_is_found(
         "line 11: getattr(app, ...) (a probe past the protocol)",
         "line 14: screens.suspend (not in CommandHost)",
     ]
+
+
+# -- one place words how a conversation reads (issue 24 s2/s3) --------------------------------
+
+def _narration_words() -> set[str]:
+    """The phrases core/narration.py owns: stop notes, error and warning titles, interruptions."""
+    from core import narration
+
+    return ({stop.words for stop in narration.STOPS.values()} | {stop.hint for stop in narration.STOPS.values() if stop.hint}
+            | set(narration.ERROR_TITLES.values()) | {narration.ERROR_TITLE} | set(narration.WARNING_TITLES.values())
+            | set(narration.INTERRUPTIONS.values())) - {"interrupted"}  # one word is not a copy
+
+
+def narration_copies(source: str, words: set[str]) -> list[str]:
+    """String literals of ``source`` that spell one of narration's phrases (a second place deciding how a stop reads)."""
+    return [f"line {node.lineno}: {node.value!r}" for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(word in node.value for word in words)]
+
+
+def test_tui_words_stops_errors_and_interruptions_through_core_narration() -> None:
+    words = _narration_words()
+    copies = {str(path.relative_to(ROOT)): found for path in sorted((ROOT / "tui").rglob("*.py"))
+              if (found := narration_copies(path.read_text(encoding="utf-8"), words))}
+    assert copies == {}
+
+
+def test_a_label_copied_into_the_tui_is_found_and_the_chat_and_export_agree() -> None:
+    from core import narration
+
+    planted = 'LABELS = {"max_tokens": ("▲ output limit reached: the answer stops here", "cut")}\n'
+    assert narration_copies(planted, _narration_words()) == ["line 1: '▲ output limit reached: the answer stops here'"]
+    for reason in narration.STOPS:
+        label, _ = narration.stop_label(reason)
+        assert narration.stop_note(reason) in label, reason  # the chat's line carries the export's words
+    assert narration.stop_label("pause_turn_x") == ("■ stopped: pause_turn_x", "cut")

@@ -14,6 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from core.narration import stop_label
 from core.types import ToolCall
 from tui.widgets.markdown_code import FoldingFence
 from tui.widgets.markdown_table import ChatMarkdown
@@ -98,17 +99,6 @@ class StreamedMarkdown(ChatMarkdown):
 
 NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls", "pause_turn"})
 """Stop reasons of an answer that ended as the model meant it (no label; after ``pause_turn`` the model goes on in the same message: ``tui.turn``)."""
-STOP_LABELS: dict[str, tuple[str, str]] = {
-    "interrupted": ("■ interrupted", "interrupted"),
-    "incomplete": ("■ incomplete: the connection closed before the answer finished", "incomplete"),
-    "error": ("■ cut off: the provider failed mid-answer (its error is below)", "incomplete"),
-    "max_tokens": ("▲ output limit reached: the answer stops here · send /continue to have the model go on", "cut"),
-    "refusal": ("⊘ refused: the model declined to answer this", "refused"),
-    "content_filter": ("⊘ stopped by the provider's content filter", "refused"),
-}
-"""How a message that did not end normally is labelled: (label, CSS class suffix)."""
-
-
 class AssistantMessage(Vertical):
     """One assistant message, streamed as Markdown.
 
@@ -295,12 +285,12 @@ class AssistantMessage(Vertical):
         self.call_after_refresh(self.seal)
 
     async def mark(self, stop_reason: str, *, interrupted: bool = False) -> None:
-        """Label how the message ended when it was not a normal end (see :data:`STOP_LABELS`)."""
+        """Label how the message ended when it was not a normal end (worded by ``core.narration.stop_label``)."""
         if self.stop_label:
             return
         self.interrupted = interrupted
         self.stop_reason = stop_reason
-        label, kind = STOP_LABELS.get(stop_reason, (f"■ stopped: {stop_reason}", "cut"))
+        label, kind = stop_label(stop_reason)
         self.stop_label = label
         self.add_class(f"-{kind}")
         if not self.text:
