@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import stat
 import subprocess
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -140,7 +141,7 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").is_file():
             self._ensured = None
             paths.private_dir(self.git_dir)
-            self.git("init", "-q")  # the untracked cache comes with the first index written (core.untrackedCache=true)
+            init_repository(self.git_dir)  # the untracked cache comes with the first index written (core.untrackedCache=true)
         info = self.git_dir / "info"
         user_exclude = self.root / ".git" / "info" / "exclude"
         key = (_stamp(user_exclude), _stamp(info / "exclude"), _stamp(info / "attributes"))
@@ -312,6 +313,41 @@ def _diff_known(before: tuple[dict[str, Entry], dict[str, bytes]], after: tuple[
             changes.append(Change(path, old, new))
             counts[path] = line_counts(before[1].get(path), after[1].get(path))
     return changes, counts
+
+
+def init_repository(git_dir: Path) -> None:
+    """What ``git init`` with no template writes, without a git process (the first checkpoint waits on it).
+
+    The configuration probes the directory as git does: executable bits kept (``filemode``), symbolic
+    links possible, names case-insensitive. ``HEAD`` is written last: a half-made repository is made again.
+    """
+    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (git_dir / folder).mkdir(parents=True, exist_ok=True)
+    config = git_dir / "config"
+    config.write_text("[core]\n\trepositoryformatversion = 0\n", encoding="ascii")
+    lines = ["\tfilemode = " + ("true" if _keeps_executable_bit(config) else "false"), "\tbare = false", "\tlogallrefupdates = true"]
+    probe = git_dir / f"symlink-probe-{os.getpid()}"
+    try:
+        os.symlink("testing", probe)
+        os.unlink(probe)
+    except OSError:
+        lines.append("\tsymlinks = false")
+    if (git_dir / "CoNfIg").exists():
+        lines.append("\tignorecase = true")
+    with config.open("a", encoding="ascii") as handle:
+        handle.write("\n".join(lines) + "\n")
+    replace_file(git_dir / "HEAD", b"ref: refs/heads/master\n")
+
+
+def _keeps_executable_bit(path: Path) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+        os.chmod(path, mode ^ stat.S_IXUSR)
+        kept = (os.lstat(path).st_mode ^ mode) & stat.S_IXUSR != 0
+        os.chmod(path, mode)
+    except OSError:
+        return False
+    return kept
 
 
 def _stamp(path: Path) -> tuple[int, int, int, int] | None:

@@ -156,3 +156,29 @@ def test_a_shadow_without_a_latest_snapshot_adds_the_whole_tree(project: Path, t
 
 async def _value(value: object) -> object:
     return value
+
+
+def test_the_shadow_made_without_git_init_is_what_git_init_makes_and_fsck_accepts(project: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    repo = ShadowRepo(project, git_dir=tmp_path / "state" / "shadow")
+    first = repo.snapshot_all()
+    (project / "calc.py").write_text("changed\n")
+    assert repo.snapshot_all() != first
+    made = tmp_path / "state" / "by-git" / ".git"
+    subprocess.run(["git", "-c", "init.templateDir=", "init", "-q", str(made.parent)], check=True,
+                   env={"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
+
+    def core_config(git_dir: Path) -> dict[str, str]:
+        out = subprocess.run(["git", "config", "--file", str(git_dir / "config"), "--list"], check=True,
+                             capture_output=True, text=True).stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if line.startswith("core."))
+
+    assert core_config(repo.git_dir) == core_config(made)
+    fsck = subprocess.run(["git", "--git-dir", str(repo.git_dir), "fsck", "--strict", "--no-dangling"],
+                          capture_output=True, text=True, env={"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1",
+                                                               "GIT_CONFIG_GLOBAL": os.devnull})
+    assert fsck.returncode == 0 and not fsck.stderr.strip(), fsck.stderr
+    head = subprocess.run(["git", "--git-dir", str(repo.git_dir), "rev-parse", "HEAD^{tree}"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert head == repo.snapshot_all()  # git reads the snapshot commit written directly as the latest snapshot
