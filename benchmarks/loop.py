@@ -18,8 +18,8 @@ The fake server (unpaced) answers 49 responses with one tool call each, then a
 final answer; the handler is the one `core.app.Application` builds (all the
 app's tools registered), with a trivial async tool `noop` added, declared
 `read_only` (it writes nothing; an undeclared tool counts as a writer and gets a
-whole-tree checkpoint before and after every call, four git processes, which the
-checkpoints benchmark measures on its own). One user turn
+whole-tree checkpoint before and after every call: a `git status` each when it
+changes nothing, which the checkpoints benchmark measures on its own). One user turn
 runs the 50 steps (`stream_query`, events consumed). CPU is process time
 (`time.process_time`). The SDK share is the CPU spent inside the provider's
 stream iterator (the anthropic SDK, httpx and SSE parsing) minus the adapter's

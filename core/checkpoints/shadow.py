@@ -172,24 +172,28 @@ class ShadowRepo:
         """Snapshot tracked and untracked-not-ignored files; returns the tree id."""
         with self.locked():
             head = self._head_tree()
-            listed: list[str] | None = None
-            if head is not None:
-                listed = self._differing()
-                if not listed:
-                    return head
+            listed = self._differing() if head is not None else None
+            if head is not None and listed == []:
+                return head
             if listed is None or not self._update(listed):
                 self.git("add", "-A", "--ignore-errors", check=False)  # an unreadable file is skipped, named in the log
             tree = self.git("write-tree").decode().strip()
             self._set_head(tree)
             return tree
 
-    def _differing(self) -> list[str]:
-        """The paths where the tree differs from the latest snapshot (``git status`` against ``HEAD``).
+    def _differing(self) -> list[str] | None:
+        """The paths where the tree differs from the latest snapshot (``git status`` against ``HEAD``); None: unknown.
 
-        A nested repository (listed as ``dir/``) is left out: checkpoints do not cover it.
+        Left out, as ``git add -A --ignore-errors`` leaves them out: a nested repository (listed as
+        ``dir/``, not covered) and a file this user cannot read.
         """
-        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
-        return [os.fsdecode(item[3:]) for item in out.split(b"\0") if len(item) > 3 and not item.endswith(b"/")]
+        try:
+            out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+        except CheckpointError as exc:
+            log.warning("checkpoint: %s; adding the whole tree", exc)
+            return None
+        listed = [os.fsdecode(item[3:]) for item in out.split(b"\0") if len(item) > 3 and not item.endswith(b"/")]
+        return [name for name in listed if _storable(self.root / name)]
 
     def _update(self, listed: list[str]) -> bool:
         """Put ``listed`` paths in the index as they are on disk; False when ``git add -A`` must do it."""
@@ -337,6 +341,15 @@ def init_repository(git_dir: Path) -> None:
     with config.open("a", encoding="ascii") as handle:
         handle.write("\n".join(lines) + "\n")
     replace_file(git_dir / "HEAD", b"ref: refs/heads/master\n")
+
+
+def _storable(path: Path) -> bool:
+    """Whether a path status named can go in a snapshot: gone (a deletion), a link, or a file that can be read."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return True
+    return stat.S_ISLNK(info.st_mode) or os.access(path, os.R_OK)
 
 
 def _keeps_executable_bit(path: Path) -> bool:

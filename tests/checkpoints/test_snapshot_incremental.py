@@ -77,6 +77,22 @@ async def test_a_command_that_writes_nothing_costs_two_git_status(project: Path,
     assert "files_changed" not in result["metadata"] and checkpoints.log.records == []
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_an_unreadable_file_is_left_out_and_costs_nothing_more(project: Path, git_log: Path, tmp_path: Path) -> None:
+    repo = ShadowRepo(project)
+    repo.snapshot_all()
+    secret = project / "secret.key"
+    secret.write_text("nobody reads this\n")
+    secret.chmod(0)
+    (project / "calc.py").write_text("changed\n")
+    tree = repo.snapshot_all()
+    since = _lines(git_log)
+    assert repo.snapshot_all() == tree
+    assert _ran(git_log, since) == ["status"]
+    assert tree == ShadowRepo(project, git_dir=tmp_path / "scratch").snapshot_all()
+    assert "secret.key" not in repo.git("ls-tree", "-r", "--name-only", tree).decode().split()
+
+
 def _mutations(root: Path, outside: Path) -> list[tuple[str, object]]:
     """Changes a command could make, each applied in turn (the tree after each is snapshotted)."""
 
