@@ -149,7 +149,8 @@ class AssistantApp(App[None]):
 
     async def submit(self, text: str) -> None:
         """Handle what the user sent: a slash command, or a query for the model."""
-        await self.startup.wait()  # sent in the first moments, while the engine is being built
+        if self.startup.keep(text):  # sent in the first moments, while the engine is being built: sent when it is
+            return
         self.chat.follow()  # what follows is the answer to this: follow it (the onboarding left the top in view)
         await commands.submit(self.command_context, text)
 
@@ -225,10 +226,6 @@ class AssistantApp(App[None]):
     @on(ToolCallView.ViewRequested)
     def _view_call(self, event: ToolCallView.ViewRequested) -> None:
         self.conversation.show_call(event.record)
-
-    @on(StatusLine.ContextChanged)
-    def _context_changed(self, event: StatusLine.ContextChanged) -> None:
-        self.context_pane.show_context(event.figure)  # one context figure: the pane shows the status line's
 
     @on(ContextPane.Dropped)
     @on(ContextPane.Accepted)

@@ -167,6 +167,10 @@ class FileContext:
             return
         self.host.push_screen(TextViewScreen(entry.display, text))
 
+    def show_figure(self, metrics: dict[str, Any]) -> None:
+        """Show the context figure the session's metrics give (computed in core: ``core.usage.ContextMeter``) in the pane."""
+        self.pane.show_context(metrics)
+
     def refresh(self) -> None:
         """Redraw the context pane from the session's file context (a stat per file, nothing read)."""
         rows = self.session.entries()

@@ -99,9 +99,13 @@ class Conversation:
         """Consume the session's event stream for one turn (cancelled by Esc)."""
         try:
             # aclosing: a fault while rendering closes the stream now (the turn ends, the engine is free)
+            from core.events import MetricsUpdated  # the events load with the first turn, not with the first frame
+
             async with contextlib.aclosing(self.engine.session.stream_query(renderer.query)) as stream:
                 async for event in stream:
                     await renderer.handle(event)
+                    if isinstance(event, MetricsUpdated):  # the one context figure, from core, to the pane as to the status line
+                        self.files.show_figure(event.metrics)
         except asyncio.CancelledError:
             await renderer.interrupted()
             raise
@@ -126,6 +130,7 @@ class Conversation:
         if metrics is not None:
             try:
                 self.status.update_metrics(metrics)
+                self.files.show_figure(metrics)
             except Exception:  # metrics are informative only
                 log.exception("could not show metrics")
 
@@ -142,7 +147,9 @@ class Conversation:
         self.engine.session.reset(keep_files=keep_files)
         await self.chat.clear()
         await self.trace.clear()
-        self.status.update_metrics({"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0, "context_estimated_tokens": 0, "usage": {}})
+        cleared = {"turns": 0, "user_turns": 0, "tool_calls_this_turn": 0, "estimated_tokens": 0, "context_estimated_tokens": 0, "usage": {}}
+        self.status.update_metrics(cleared)
+        self.files.show_figure(cleared)
         self.files.refresh()
 
     async def approve(self, request: ApprovalRequest) -> Decision:

@@ -82,7 +82,9 @@ class StartUp:
                 host.exit(return_code=error.status)
                 return
             settings = engine.settings
-            self.status.update_metrics({"context_window": settings.context_window, "max_tool_calls": settings.max_tool_calls})
+            limits = {"context_window": settings.context_window, "max_tool_calls": settings.max_tool_calls}
+            self.status.update_metrics(limits)
+            self.file_context.show_figure(limits)
             self.status.set_provider(engine.provider_label)
             await self.greet()
             for notice in settings.notices:
