@@ -58,6 +58,7 @@ class AskApproval:
     detail: str = ""
     reason: str = ""
     session_key: str = ""
+    project_key: str = ""
 
 
 SIZE = (100, 32)
@@ -122,7 +123,8 @@ class ScriptedHandler:
                 if isinstance(step, Gate):
                     await step.event.wait()
                 elif isinstance(step, AskApproval):
-                    request = ApprovalRequest(tool_call=step.call, title=step.title, detail=step.detail, reason=step.reason, session_key=step.session_key)
+                    request = ApprovalRequest(tool_call=step.call, title=step.title, detail=step.detail, reason=step.reason, session_key=step.session_key,
+                                              project_key=step.project_key)
                     decision = await self.approvals.ask(request)
                     self.decisions.append(decision)
                     yield ev.ApprovalRecorded(call=step.call, decision=decision)

@@ -18,7 +18,7 @@ from core.mcp.config import McpConfig, McpServerConfig
 from core.mcp.manager import McpManager
 from core.sessions.session import SessionInfo
 from core.types import ToolCall
-from tests.tui.conftest import Gate, settle
+from tests.tui.conftest import AskApproval, Gate, settle
 from tests.tui.test_snapshots import aider_approval_script, build, chat_text, send, type_and_send, until_approval
 
 SMALL = (80, 24)
@@ -46,8 +46,34 @@ class TestApprovalSmall:
     def test_three_buttons_fit(self, snap_compare, settings, project):
         """"Allow aiderAutomatic?": the files and instruction, why it asks, the line "Always this
         session: aiderAutomatic runs without asking again.", and the three buttons side by side with
-        their keys: Allow once (y), Always this session (a), Deny (n) (focused); nothing cut off."""
+        their keys: Allow once (y), Always this session (a), Deny (n) (focused); nothing cut off. The
+        footer shows the dialog's keys (y Allow once, a Always this session, n Deny, ↑↓ Scroll), no p."""
         assert snap_compare(build(settings, project, aider_approval_script()), terminal_size=SMALL, run_before=until_approval("document login"))
+
+
+EDIT = ToolCall(id="call_e", name="editFile", parameters={"path": "src/app.py", "edits": [{"old_text": "return 42", "new_text": "return 43"}]})
+EDIT_DIFF = "src/app.py +20 −20\n\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,40 +1,40 @@\n" + "".join(
+    f" def main():\n-    return 42\n+    return 43\n" for _ in range(20))
+
+
+class TestEditApprovalSmall:
+    """editFile's review at 80x24 (issue 26): a diff too long for the screen."""
+
+    def test_diff_scrolls_and_answers_stay(self, snap_compare, settings, project):
+        """"editFile: Edit src/app.py?": the diff in colour (headers bold, the hunk header cyan, removed
+        lines red, added green) from its first line "src/app.py +20 −20", scrolled inside the dialog
+        (a scrollbar on its right); below it, always on screen: "(a) Always this session:
+        editFile:src/app.py", "(p) Always this session: editFile on any file in the project", the
+        four buttons Allow once (y), This file (a), Project (p), Deny (n) (focused), none cut off. The
+        footer shows the dialog's keys: y Allow once, a Always: this file, p Always: project, n Deny, ↑↓ Scroll."""
+        script = [
+            ev.TurnStarted(query="", subtask_id="s1"),
+            ev.AssistantMessage(content="One exact change.", tool_calls=(EDIT,)),
+            ev.ToolCallStarted(call=EDIT, started_at=0),
+            AskApproval(EDIT, title="editFile: Edit src/app.py?", detail=EDIT_DIFF, session_key="editFile:src/app.py", project_key="editFile:*"),
+            Gate(),
+        ]
+        assert snap_compare(build(settings, project, script), terminal_size=SMALL, run_before=until_approval("bump the answer"))
 
 
 class TestStatusLineSmall:
