@@ -155,7 +155,7 @@ class AssistantApp(App[None]):
         await commands.submit(self.command_context, text)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):  # typing in a pane goes to the prompt: decided before the key is handed on
+        if isinstance(event, (events.Key, events.Paste)):  # typing in a pane goes to the prompt: decided before it is handed on
             self.pane_focus.route(event)
         await super().on_event(event)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual import events
+from textual.widget import Widget
+from textual.widgets import Input, TextArea
 
 from tui.widgets.chat import ChatView
 from tui.widgets.context import ContextPane
@@ -56,14 +58,21 @@ class PaneFocus:
         else:
             self.chat.focus()
 
-    def route(self, event: events.Key) -> None:
-        """Before the app hands a key to the focused widget: a printable key a pane has no use for moves the focus to the prompt.
+    def route(self, event: events.Key | events.Paste) -> None:
+        """Before the app hands a key or a paste to the focused widget: typing a pane has no use for moves the focus to the prompt.
 
         Decided as the key arrives (not once it has bubbled back up), so the keys typed after it in the
         same burst follow it into the prompt: "add a reader" typed in the context pane is text, not a
-        drop, an accept and a read-only toggle.
+        drop, an accept and a read-only toggle. A paste is typing too: no pane takes one, and
+        Textual would hand it to the pane, which drops it.
         """
-        if event.is_forwarded or not event.is_printable:
+        if event.is_forwarded:
+            return
+        if isinstance(event, events.Paste):
+            if self.in_a_pane() and not _takes_pastes(self.host.focused):
+                self.host.screen.set_focus(self.prompt)
+            return
+        if not event.is_printable:
             return
         focused = self.host.focused
         if focused is None or not self.in_a_pane() or focused.check_consume_key(event.key, event.character):
@@ -73,3 +82,8 @@ class PaneFocus:
         if active is not None and active.enabled and active.node not in (screen, self.host) and active.node in focused.ancestors_with_self:
             return  # the pane's own key (d in the context pane, j in the trace)
         screen.set_focus(self.prompt)
+
+
+def _takes_pastes(widget: Widget | None) -> bool:
+    """Whether ``widget`` does something with a paste (Textual's text inputs do; panes, lists and the chat do not)."""
+    return isinstance(widget, (Input, TextArea))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
 
 import pytest
+from textual.notifications import Notification, Notify
 
 from core import events as ev
 from core.approvals import Approvals
@@ -234,6 +235,26 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = W
         if time.monotonic() > deadline:
             raise AssertionError(f"not reached within {timeout:g}s: {what or _describe(condition)}")
         await pilot.pause(0.02)
+
+
+class Notices:
+    """Every notification the app raised, kept: pass it as ``run_test(message_hook=...)``.
+
+    Textual forgets a notification 5 s (wall clock) after it was raised, so reading
+    ``app._notifications`` later fails on a loaded machine; this keeps each one as it is dispatched.
+    """
+
+    def __init__(self) -> None:
+        self.raised: list[Notification] = []
+
+    def __call__(self, message: Any) -> None:
+        if isinstance(message, Notify):
+            self.raised.append(message.notification)
+
+    @property
+    def messages(self) -> list[str]:
+        """The notifications' texts, oldest first."""
+        return [str(notification.message) for notification in self.raised]
 
 
 async def refreshed(pilot: Any, widget: Any = None, timeout: float = WAIT_TIMEOUT) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual import events
 
 from core import events as ev
 from core.types import ToolCall
-from tests.tui.conftest import FixedClock, Gate, ScriptedHandler, finish_turn, send, text_reply, wait_for
+from tests.tui.conftest import FixedClock, Gate, Notices, ScriptedHandler, finish_turn, send, text_reply, wait_for
 from tests.tui.test_key_burst import burst, typed
 from tui.app import AssistantApp, make_app
 from tests.tui.app_help import app_help
@@ -26,10 +27,6 @@ def picked(app: AssistantApp) -> list[str]:
 
 def read_only(app: AssistantApp) -> list[str]:
     return [entry.display for entry in app.context_pane.entries if entry.read_only]
-
-
-def notices(app: AssistantApp) -> list[str]:
-    return [str(notification.message) for notification in app._notifications]
 
 
 def in_pane(app: AssistantApp, pane: Any) -> bool:
@@ -122,6 +119,28 @@ async def test_typing_in_the_trace_and_the_chat_goes_to_the_prompt(settings, pro
         assert app.focused is app.prompt
 
 
+async def test_a_paste_in_a_pane_goes_to_the_prompt(settings, project: Path) -> None:
+    """A paste while the context pane, the trace or the chat has the focus lands in the prompt, which takes the
+    focus (Textual handed it to the pane, which dropped it); a large one becomes the prompt's chip."""
+    app, _ = tool_app(settings, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "go")
+        await finish_turn(pilot)
+        expected = ""
+        for key, pane, text in (("ctrl+g", app.context_pane, "one"), ("ctrl+t", app.trace, " two"), ("ctrl+l", app.chat, " three")):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: in_pane(app, pane), what=f"{key} goes to its pane")
+            app.post_message(events.Paste(text))
+            expected += text
+            await wait_for(pilot, lambda: app.prompt.text == expected, what=f"the paste after {key} in the prompt")
+            assert app.focused is app.prompt
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: in_pane(app, app.trace))
+        app.post_message(events.Paste("".join(f"log line {i}\n" for i in range(40))))
+        await wait_for(pilot, lambda: app.prompt.text.startswith(expected + "[pasted #1: 40 lines"), what="the large paste as a chip")
+        assert app.focused is app.prompt
+
+
 async def test_ctrl_l_goes_to_the_chat_and_back(settings, project: Path) -> None:
     """ctrl+l: the chat has the focus (arrows scroll it); again: the prompt. /help lists it."""
     app, _ = tool_app(settings, project)
@@ -138,22 +157,29 @@ async def test_ctrl_l_goes_to_the_chat_and_back(settings, project: Path) -> None
 
 
 async def test_a_drop_says_so_and_u_puts_the_file_back(real_app: AssistantApp) -> None:
-    """d drops with a notice that says u undoes; u puts the file back, read-only flag and all; ctrl+z does too."""
-    async with real_app.run_test(size=SIZE) as pilot:
+    """d drops with a notice that says u undoes; u puts the file back, read-only flag and all; ctrl+z does too.
+
+    Each step waits for the last thing its handler does (the notice, the read-only flag), never for an
+    earlier one: the context changes before the handler ends, and u works only once it has ended.
+    """
+    notices = Notices()
+    dropped = "Dropped src/app.py · u undoes"
+    async with real_app.run_test(size=SIZE, message_hook=notices) as pilot:
         await add_two_files(pilot, real_app)
         await pilot.press("ctrl+g", "r")
         await wait_for(pilot, lambda: read_only(real_app) == ["src/app.py"])
         await pilot.press("d")
-        await wait_for(pilot, lambda: picked(real_app) == ["src/auth.py"])
-        assert "Dropped src/app.py · u undoes" in notices(real_app)
+        await wait_for(pilot, lambda: notices.messages.count(dropped) == 1, what="the drop's notice")
+        assert picked(real_app) == ["src/auth.py"]
         await pilot.press("u")
-        await wait_for(pilot, lambda: sorted(picked(real_app)) == ["src/app.py", "src/auth.py"])
-        assert read_only(real_app) == ["src/app.py"]
+        await wait_for(pilot, lambda: sorted(picked(real_app)) == ["src/app.py", "src/auth.py"] and read_only(real_app) == ["src/app.py"],
+                       what="the file back, read-only")
         assert in_pane(real_app, real_app.context_pane)
         await pilot.press("d")
-        await wait_for(pilot, lambda: len(picked(real_app)) == 1)
+        await wait_for(pilot, lambda: sum(text.startswith("Dropped ") for text in notices.messages) == 2, what="the second drop's notice")
+        assert len(picked(real_app)) == 1
         await pilot.press("ctrl+z")
-        await wait_for(pilot, lambda: len(picked(real_app)) == 2)
+        await wait_for(pilot, lambda: len(picked(real_app)) == 2 and not real_app.context_pane.check_action("undo", ()), what="the undo done")
         await pilot.press("u")  # nothing left to undo: u is typing, and goes to the prompt
         await wait_for(pilot, lambda: real_app.prompt.text == "u")
         assert len(picked(real_app)) == 2
