@@ -15,7 +15,7 @@ import pytest
 from textual import events
 from textual.keys import _character_to_key
 
-from tests.tui.conftest import ScriptedHandler, text_reply, wait_for
+from tests.tui.conftest import Notices, ScriptedHandler, text_reply, wait_for
 from tui.app import AssistantApp, make_app
 
 SIZE = (80, 24)
@@ -99,7 +99,8 @@ async def test_an_error_in_the_prompt_keeps_the_app_and_the_text(project: Path, 
     def broken(line: str) -> None:
         raise RuntimeError("completer bug")
 
-    async with app.run_test(size=SIZE) as pilot:
+    notices = Notices()
+    async with app.run_test(size=SIZE, message_hook=notices) as pilot:
         await app.wait_started()
         app.prompt.completer = broken
         with caplog.at_level(logging.ERROR, logger="tui.widgets.prompt"):
@@ -107,7 +108,7 @@ async def test_an_error_in_the_prompt_keeps_the_app_and_the_text(project: Path, 
             await wait_for(pilot, lambda: app.prompt.text == "keep me" or not app.is_running, what="the text typed")
         assert app.is_running and app.return_code is None
         assert app.prompt.text == "keep me"
-        assert any("internal error" in n.message and n.severity == "error" for n in app._notifications), list(app._notifications)
+        await wait_for(pilot, lambda: any("internal error" in n.message and n.severity == "error" for n in notices.raised), what="the error's notice")
         assert any(record.exc_info and "completer bug" in str(record.exc_info[1]) for record in caplog.records)
         await pilot.press("enter")  # still usable: the text is sent whole
         await wait_for(pilot, lambda: handler.queries == ["keep me"])
@@ -129,10 +130,11 @@ async def test_what_was_typed_survives_an_error_that_ends_the_app(project: Path,
             await wait_for(pilot, lambda: not app.is_running, what="the app ended by the error")
     assert app.return_code == 1
     again, _ = scripted_app(project, settings)
-    async with again.run_test(size=SIZE) as pilot:
+    notices = Notices()
+    async with again.run_test(size=SIZE, message_hook=notices) as pilot:
         await again.wait_started()
         assert again.prompt.text == "half a\nthought"
-        assert any("back in the prompt" in n.message for n in again._notifications)
+        await wait_for(pilot, lambda: any("back in the prompt" in text for text in notices.messages), what="the notice that says so")
     later, _ = scripted_app(project, settings)
     async with later.run_test(size=SIZE) as pilot:  # put back once: a normal quit keeps nothing
         await later.wait_started()
