@@ -112,9 +112,11 @@ def test_refuses_files_outside_the_project_without_starting_aider(aider_settings
 def test_real_session_in_a_terminal_survives_ctrl_c_and_reports_the_edit(
     aider_settings: Settings, git_repo: Path, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
+    interrupted_seen = threading.Event()
+
     def model(request: Request) -> Reply:
-        if len(fake_llm.requests) == 1:
-            time.sleep(3)  # the user presses Ctrl-C while aider waits for this one
+        if len(fake_llm.requests) == 1:  # the user presses Ctrl-C while aider waits for this one: answered only after
+            interrupted_seen.wait(timeout=120)  # a hang guard far above need
         return Reply(text=whole_file_edit("calc.py", TYPED))
 
     fake_llm.responder = model
@@ -131,11 +133,13 @@ def test_real_session_in_a_terminal_survives_ctrl_c_and_reports_the_edit(
         time.sleep(0.3)
         terminal.type(b"\x03")  # SIGINT: must reach aider only, not the process that started it
         interrupted = terminal.wait_for(b"^C again to exit")  # aider's own reaction to Ctrl-C
+        interrupted_seen.set()
         terminal.wait_for(b"> ", since=interrupted)
         terminal.type(b"Add type hints\r")
         terminal.wait_for(b"Applied edit to calc.py")
         terminal.type(b"/exit\r")
     finally:
+        interrupted_seen.set()
         code = terminal.close()
     elapsed = time.perf_counter() - started
     assert code == 0, terminal.screen[-2000:]
