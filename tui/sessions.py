@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RESTORE_RECORDS = 60
-"""Only the newest records are redrawn in the chat (the transcript view shows everything).
+"""At most the newest this many records are redrawn in the chat (the transcript view shows everything).
 
-The chat keeps about this much mounted anyway (ChatView.max_nodes): building more
+Fewer when they already give the chat more than it keeps (:func:`_window`): building
 widgets only to prune them cost seconds and tens of MB on a 1,000-turn resume."""
 
 
@@ -53,7 +53,8 @@ class Sessions:
 
     @property
     def supported(self) -> bool:
-        return hasattr(self.engine.application, "session_state")
+        """Whether sessions are saved: the Application's are (a bare handler a test drives has none)."""
+        return self.engine.application is not None
 
     @property
     def current_id(self) -> str | None:
@@ -99,7 +100,8 @@ class Sessions:
         from core import events as ev
         from core.sessions.replay import Interrupted, Note, replay
 
-        messages, incidents, earlier = _newest(loaded.messages, loaded.incidents, RESTORE_RECORDS)
+        count = _window(loaded.messages, nodes=self.chat.max_nodes, items=self.chat.max_live, limit=RESTORE_RECORDS)
+        messages, incidents, earlier = _newest(loaded.messages, loaded.incidents, count)
         if earlier:
             await self._note(f"{earlier} earlier items are in the transcript (f2).")
         view = TurnView(chat=self.chat, trace=self.trace, status=self.conversation.status, post=_dropped, metrics=_no_metrics, replaying=True)
@@ -194,6 +196,67 @@ def export_path(session_id: str) -> Path:
 
     name = f"assistant-tui-{session_id}.md" if session_id else "assistant-tui-conversation.md"
     return paths.state_dir() / "exports" / name
+
+
+def _window(messages: list[Any], *, nodes: int, items: int, limit: int) -> int:
+    """How many of the newest ``messages`` to redraw so the chat keeps what it would keep of them all.
+
+    The chat keeps the newest items whose widgets number at most ``nodes`` (and at most
+    ``items`` items), so a window already worth more widgets than that gives the same chat.
+    Each message is counted at the fewest widgets it can draw (a question one, an answer
+    its message and body, a tool call its line): the window is never too short. It starts
+    at a question, as the window of :func:`_newest` does, and is at most ``limit`` long.
+    """
+    widgets = shown = count = 0
+    for message in reversed(messages):
+        if count >= limit:
+            break
+        count += 1
+        role = message.get("role")
+        drawn = 1 if role == "user" else 0
+        if role == "assistant":
+            drawn = _answer_widgets(str(message.get("content") or "")) + (1 if message.get("thinking") else 0)
+            drawn += len(message.get("tool_calls") or [])
+        widgets += drawn
+        shown += 1 if drawn else 0
+        if role == "user" and (widgets > nodes or shown > items):
+            break  # more than the chat keeps, from a turn's start
+    return count
+
+
+_FENCES = ("```", "~~~")
+
+
+def _answer_widgets(content: str) -> int:
+    """The fewest widgets an answer draws: its message, its body and a block per paragraph-like chunk.
+
+    Chunks are the text between blank lines, a fenced code block one chunk; a chunk that may
+    draw nothing (indented code's continuation, HTML, a link definition, a ``<plan>``) counts none.
+    """
+    if not content.strip():
+        return 0
+    if "<plan>" in content:
+        return 2
+    blocks = 0
+    fence = ""
+    chunk: list[str] = []
+    for line in content.splitlines() + [""]:
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = ""
+            continue
+        if stripped.startswith(_FENCES):
+            fence = stripped[:3]
+            blocks += 1
+            continue
+        if stripped:
+            chunk.append(line)
+            continue
+        if chunk and not chunk[0].startswith(("    ", "\t")) and not chunk[0].lstrip().startswith(("<", "[")):
+            blocks += 1
+        chunk = []
+    return 2 + blocks
 
 
 def _newest(messages: list[Any], incidents: list[Any], count: int) -> tuple[list[Any], list[Any], int]:
