@@ -130,19 +130,6 @@ def commit_tree(git_dir: Path, commit: str) -> str | None:
     return tree if all(c in "0123456789abcdef" for c in tree) else None
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """Write ``path`` atomically (a temporary file beside it, then a rename)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def line_counts(old: bytes | None, new: bytes | None) -> tuple[int, int]:
     """Lines added and removed from ``old`` to ``new`` (0, 0 for binary content)."""
     if (old and b"\0" in old[:8000]) or (new and b"\0" in new[:8000]):

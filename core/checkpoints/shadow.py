@@ -34,10 +34,11 @@ from typing import Iterator, Sequence
 
 from core import paths
 from core.checkpoints.objects import (
-    EXECUTABLE, GITLINK, REGULAR, SYMLINK, Change, Entry, commit_tree, line_counts, read_disk, replace_file, write_commit,
+    EXECUTABLE, GITLINK, REGULAR, SYMLINK, Change, Entry, commit_tree, line_counts, read_disk, write_commit,
     write_object, write_tree,
 )
 from core.gitutil import git_argv, git_env
+from core.sessions.fsutil import atomic_write
 
 __all__ = ["EXECUTABLE", "REGULAR", "SYMLINK", "Change", "CheckpointError", "Entry", "ShadowRepo", "disk_entry"]
 
@@ -224,7 +225,7 @@ class ShadowRepo:
         """Make ``tree`` the latest snapshot: a commit of it (written directly) as the detached ``HEAD``."""
         commit = write_commit(self.git_dir, tree, IDENTITY)
         self._commits[commit] = tree
-        replace_file(self.git_dir / "HEAD", f"{commit}\n".encode())
+        atomic_write(self.git_dir / "HEAD", f"{commit}\n".encode(), durable=False)
 
     def snapshot_paths(self, relative: Sequence[str]) -> str:
         """Snapshot only ``relative`` paths (files; a missing one is recorded as absent); returns the tree id.
@@ -340,7 +341,7 @@ def init_repository(git_dir: Path) -> None:
         lines.append("\tignorecase = true")
     with config.open("a", encoding="ascii") as handle:
         handle.write("\n".join(lines) + "\n")
-    replace_file(git_dir / "HEAD", b"ref: refs/heads/master\n")
+    atomic_write(git_dir / "HEAD", b"ref: refs/heads/master\n", durable=False)
 
 
 def _storable(path: Path) -> bool:
