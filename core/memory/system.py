@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from core.memory.fuzzy import FuzzyMatcher, Match
-from core.memory.index import FileIndex
+from core.memory.index import FileIndex, language_of
 from core.memory.policy import FilePolicy
 from core.memory.relevance import Lexicon
 from core.memory.types import AssociativeMatchResult, ContextGenerationInput
@@ -204,8 +204,6 @@ class MemorySystem:
 
 
 def _is_source(path: str) -> bool:
-    from core.memory.index import language_of
-
     return language_of(path) in _SYMBOL_LANGUAGES
 
 
