@@ -97,10 +97,32 @@ class PathList(ScrollView, can_focus=False):
         mark = "[x] " if path in self.selected else "[ ] "
         segments = [Segment(mark, style)]
         hits = set(positions)
-        start = 0
-        for index in range(len(path) + 1):
-            if index == len(path) or (index in hits) != (start in hits):
-                if index > start:
-                    segments.append(Segment(path[start:index], match if start in hits else style))
-                start = index
+        run, run_style = "", style
+        for index in shown_characters(path, width - len(mark)):
+            character, character_style = (ELLIPSIS, style) if index is None else (path[index], match if index in hits else style)
+            if character_style != run_style and run:
+                segments.append(Segment(run, run_style))
+                run = ""
+            run, run_style = run + character, character_style
+        if run:
+            segments.append(Segment(run, run_style))
         return Strip(segments).crop_extend(0, width, style)
+
+
+ELLIPSIS = "…"
+
+
+def shown_characters(path: str, room: int) -> list[int | None]:
+    """The indices of ``path``'s characters to draw in ``room`` cells, ``None`` where an ellipsis stands.
+
+    A path too long for the row loses the middle of its directories, never its file name (a
+    deep path cut at the right hid what the user was looking for): ``src/…/deep/module.py``;
+    a name too long even alone keeps its end (the extension).
+    """
+    if len(path) <= room or room <= 1:
+        return list(range(len(path)))[: max(room, 0)]
+    tail = len(path) - path.rfind("/")  # "/name" (the whole path when it has no directory)
+    if tail + 1 >= room:
+        return [None, *range(len(path) - room + 1, len(path))]
+    head = room - 1 - tail
+    return [*range(head), None, *range(len(path) - tail, len(path))]
