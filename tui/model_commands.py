@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 if TYPE_CHECKING:
+    from tui.conversation import Conversation
     from tui.slash import CommandContext
+    from tui.widgets.chat import ChatView
 
 
-async def _between_turns(chat: Any, conversation: Any, title: str, change: Callable[[], Awaitable[str]], refused: type[Exception]) -> None:
+async def _between_turns(chat: "ChatView", conversation: "Conversation", title: str, change: Callable[[], Awaitable[str]], refused: type[Exception]) -> None:
     """Make a change that must not happen mid-turn; say what it did (or why not) and redraw the status line."""
     from tui.widgets.chat import NoteMessage
 

@@ -9,7 +9,6 @@ commands show as command lines, not JSON.
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from core import events as ev
@@ -193,7 +192,6 @@ async def test_task_diffs_wrap_long_lines(settings, project, monkeypatch) -> Non
     app = build(settings, project, [])
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
-        monkeypatch.setattr(app.engine, "application", SimpleNamespace())  # a task system is there (a bare handler has none)
         monkeypatch.setattr(app.engine.session, "run_task", run_task)
         await send(pilot, "/task aider:automatic prompt='quote it'")
         await settle(pilot, lambda: any(getattr(w, "border_title", "") == "diff" for w in app.chat.children))
