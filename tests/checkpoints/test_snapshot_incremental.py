@@ -198,3 +198,16 @@ def test_the_shadow_made_without_git_init_is_what_git_init_makes_and_fsck_accept
     head = subprocess.run(["git", "--git-dir", str(repo.git_dir), "rev-parse", "HEAD^{tree}"], capture_output=True,
                           text=True, check=True).stdout.strip()
     assert head == repo.snapshot_all()  # git reads the snapshot commit written directly as the latest snapshot
+
+
+def test_a_latest_snapshot_git_cannot_read_is_replaced_by_a_whole_snapshot(project: Path, tmp_path: Path) -> None:
+    """HEAD names a commit whose tree was lost (a pruned or broken shadow): status fails, git add -A starts over."""
+    repo = ShadowRepo(project)
+    first = repo.snapshot_all()
+    lost = repo.git_dir / "objects" / first[:2] / first[2:]
+    lost.chmod(0o644)
+    lost.unlink()
+    (project / "keep.txt").write_text("changed after the loss\n")
+    again = ShadowRepo(project).snapshot_all()
+    assert again == ShadowRepo(project, git_dir=tmp_path / "scratch").snapshot_all()
+    assert ShadowRepo(project).snapshot_all() == again
