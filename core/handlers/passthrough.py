@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 PASSTHROUGH_INSTRUCTIONS = """\
 When you refer to code, cite the file paths. Be precise; do not guess at file contents, read them.
 To find files, use executeFilePathCommand with a read-only command such as `find`, `git ls-files` or `grep -rl`.
-For edits, use aiderAutomatic for straightforward changes and aiderInteractive for complex edits that need the user.
+For edits, use editFile for an exact change you can quote, aiderAutomatic for straightforward but broad changes and aiderInteractive for complex edits that need the user.
 A message that starts with /aider asks for an edit with aider: choose between the aider tools.
 When the query starts with /plan, answer with a step-by-step plan inside <plan> and </plan>.
 A message that is just /continue means your previous answer was cut off: go on exactly where it stopped, without repeating it."""

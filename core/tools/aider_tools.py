@@ -42,7 +42,8 @@ AIDER_AUTOMATIC_SPEC: dict[str, Any] = {
     "name": "aiderAutomatic",
     "description": (
         "Have aider make a straightforward code change without asking the user: it edits the files "
-        "on disk and returns the diff. Describe the change precisely in `prompt`. Files come from "
+        "on disk and returns the diff. Use it for broad changes (many places or files, or text you cannot "
+        "quote); for an exact change you can state, use editFile. Describe the change precisely in `prompt`. Files come from "
         "`file_context` plus files relevant to the prompt and the recent conversation."
     ),
     "input_schema": {
