@@ -31,6 +31,7 @@ view and writing the transcript record). Both runs must answer the late question
 async def session(window: int, turns: int) -> dict[str, Any]:
     """Run the scripted session; what it cost and what it answered."""
     from core.app import Application
+    from core.handlers.pacing import Pacing
     from tests.fake_cache import PromptCaching
     from tests.fake_llm import FakeLLM
     from tests.scripted_session import ScriptedModel, project, request_tokens, session_script
@@ -41,9 +42,8 @@ async def session(window: int, turns: int) -> dict[str, Any]:
         model = ScriptedModel()
         fake.responder = model
         settings = bench_settings(root, fake.anthropic_url, context_window=window, model="claude-sonnet-4-5")
-        application = Application(settings)
+        application = Application(settings, pacing=Pacing(wall_clock=lambda: "2026-11-26 22:00 UTC"))
         handler = application.handler
-        handler.wall_clock = lambda: "2026-11-26 22:00 UTC"
         answers: list[str] = []
         started = time.perf_counter()
         for turn in range(1, turns + 1):

@@ -98,6 +98,7 @@ def prefix_shares(bodies: list[bytes], of_previous: bool = True) -> list[float]:
 async def session(kind: str, caching: bool) -> dict[str, Any]:
     """Run the scripted session; the requests' canonical bytes and the usage of each response."""
     from core.app import Application
+    from core.handlers.pacing import Pacing
     from tests.fake_cache import PromptCaching
     from tests.fake_llm import FakeLLM
 
@@ -111,13 +112,12 @@ async def session(kind: str, caching: bool) -> dict[str, Any]:
         settings = bench_settings(project, url, max_tool_calls=50, prompt_cache=caching, model="claude-sonnet-4-5" if kind == "anthropic" else "gpt-4o-mini")
         if kind == "openai":
             settings = bench_settings(project, "", provider="openai", openai_base_url=url, openai_api_key="sk-bench", max_tool_calls=50, model="gpt-4o-mini")
-        application = Application(settings)
+        application = Application(settings, pacing=Pacing(wall_clock=lambda: "2026-11-23 10:00 UTC"))
         handler = application.handler
-        handler.wall_clock = lambda: "2026-11-23 10:00 UTC"
         usages: list[dict[str, Any]] = []
         for query, picks, steps, final in TURNS:
             if picks:
-                handler.pinned_files = [str(project / p) for p in picks]
+                handler.file_context.replace([str(project / p) for p in picks])
             if query.startswith("Look at module 1 again"):
                 (project / "src/module_1.py").write_text(FILES["src/module_1.py"] + "def added() -> None:\n    pass\n", encoding="utf-8")
             fake.script(*_replies(steps, final))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from core.config import Settings
+from core.handlers.pacing import Pacing
 from core.handlers.passthrough import PassthroughHandler
 from core.providers import create_provider
 from core.providers.base import ProviderAdapter
@@ -32,6 +33,7 @@ class Application:
             here and kept by the bridge, which both the ``aiderInteractive`` tool and
             ``/task aider:interactive`` go through (the TUI suspends itself; ACP refuses;
             None runs it in this terminal).
+        pacing: the handler's clocks and retry pause (tests and benchmarks fix them).
     """
 
     memory_system_class: type | None = None
@@ -47,6 +49,7 @@ class Application:
         *,
         provider: ProviderAdapter | None = None,
         run_interactive: InteractiveRunner | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
         from core.memory.system import MemorySystem
         from core.tasks import TaskSystem
@@ -62,7 +65,7 @@ class Application:
         self.memory_system = (self.memory_system_class or MemorySystem)(self.project_root, provider=self.provider)
         self.bridge = AiderBridge(settings, interactive_runner=run_interactive)  # the one route to the terminal
         self.task_system = (self.task_system_class or TaskSystem)(self.bridge)
-        self.handler = self.handler_class(self.task_system, self.memory_system, self.provider, settings)
+        self.handler = self.handler_class(self.task_system, self.memory_system, self.provider, settings, pacing=pacing)
         from core.sandbox import Preflight
         from core.tools.commands import CommandTools
 

@@ -137,7 +137,7 @@ class Session:
 
     def refresh_budget(self) -> str:
         """``/budget``: a fresh session allowance; what it allows ("" when only per-turn limits are set)."""
-        return self.handler.refresh_budget()
+        return self.handler.spending.refresh_budget()
 
     def entries(self) -> list[ContextFile]:
         """The context pane's rows with their token figures (may read new files: call off the loop)."""

@@ -291,9 +291,9 @@ class Compactor:
         cost = None
         usage_record = None
         if usage is not None:
-            booked = handler.record_usage(usage.as_dict(), len(handler.conversation_history))
-            handler.forget_reported_prompt()  # that prompt was the summary request's, not the conversation's
-            usage_record = handler.usage_record(booked)
+            booked = handler.spending.record_usage(usage.as_dict(), len(handler.conversation_history))
+            handler.spending.forget_reported_prompt()  # that prompt was the summary request's, not the conversation's
+            usage_record = handler.spending.usage_record(booked)
             cost = booked.cost(handler.usage.prices.price_for(handler.model_name))
         seconds = time.monotonic() - started
         self.count += 1

@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from types import MappingProxyType
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 
 from core import events as ev
 from core.callables import call_sync_or_async
@@ -24,19 +25,29 @@ log = logging.getLogger(__name__)
 
 
 class BaseHandlerSpecApi:
-    """Mixed into BaseHandler; relies on its ``file_access``, ``project_root``, ``config`` and ``approvals``."""
+    """Mixed into BaseHandler; relies on its ``_file_access``, ``project_root``, ``config`` and ``approvals``."""
 
-    file_access: Any
+    _file_access: Any
     project_root: Path
     config: Any
     approvals: Any
-    debug_mode: bool
-    data_context: DataContext | None
+    _data_context: DataContext | None
+    _debug_mode: bool
     _get_relevant_files: Callable[[str], list[str]]
     log_debug: Callable[[str], None]
 
+    @property
+    def debug_mode(self) -> bool:
+        """Debug logging on or off (:meth:`set_debug_mode`)."""
+        return self._debug_mode
+
+    @property
+    def data_context(self) -> DataContext | None:
+        """What :meth:`prime_data_context` gathered; None after ``clear_data_context``."""
+        return self._data_context
+
     def set_debug_mode(self, enabled: bool) -> None:
-        self.debug_mode = bool(enabled)
+        self._debug_mode = bool(enabled)
         self.log_debug(f"debug mode {'on' if enabled else 'off'}")
 
     def prime_data_context(self, query: str | None = None, initial_files: Sequence[str] | None = None) -> DataContext:
@@ -48,18 +59,18 @@ class BaseHandlerSpecApi:
                 paths.append(absolute)
         items: list[MatchItem] = []
         for path in paths:
-            content = self.file_access.read(path)
+            content = self._file_access.read(path)
             if content is None:
                 continue
             items.append(MatchItem(id=path, content=content, content_type="file_content", source_path=path))
-        self.data_context = DataContext(items=items, source_query=query or "", retrieved_at=now())
-        return self.data_context
+        self._data_context = DataContext(items=items, source_query=query or "", retrieved_at=now())
+        return self._data_context
 
     def _create_file_context(self, paths: Iterable[str]) -> str:
         """Each readable file as its path and fenced content; unreadable ones marked."""
         blocks = []
         for path in paths:
-            content, refusal = self.file_access.load(path)
+            content, refusal = self._file_access.load(path)
             if content is None:
                 blocks.append(f"{path}: (could not be read: it {refusal.reason if refusal else 'cannot be read'})")
             else:
@@ -91,8 +102,24 @@ class PassthroughSpecApi:
 
     register_tool: Callable[..., bool]
     task_system: Any
-    direct_tools: dict[str, Callable[..., Any]]
-    subtask_tools: dict[str, Callable[..., Any]]
+    _direct_tools: dict[str, Callable[..., Any]]
+    _subtask_tools: dict[str, Callable[..., Any]]
+    _active_subtask_id: str | None
+
+    @property
+    def active_subtask_id(self) -> str | None:
+        """The subtask the conversation continues; None until the first turn and after ``reset_conversation``."""
+        return self._active_subtask_id
+
+    @property
+    def direct_tools(self) -> Mapping[str, Callable[..., Any]]:
+        """Tools registered with :meth:`registerDirectTool`, by name (read-only)."""
+        return MappingProxyType(self._direct_tools)
+
+    @property
+    def subtask_tools(self) -> Mapping[str, Callable[..., Any]]:
+        """Tools registered with :meth:`registerSubtaskTool`, by name (read-only)."""
+        return MappingProxyType(self._subtask_tools)
 
     stream_query: Callable[[str], AsyncIterator[ev.Event]]
 
@@ -109,14 +136,14 @@ class PassthroughSpecApi:
         """Register a tool taking ``query`` (required) and ``file_context`` (list of paths)."""
         if not self.register_tool(*self._wrapped_tool(name, func, "query", continuation=False)):
             return False
-        self.direct_tools[name] = func
+        self._direct_tools[name] = func
         return True
 
     def registerSubtaskTool(self, name: str, func: Callable[..., Any]) -> bool:  # noqa: N802 - SPEC name
         """Register a tool taking ``prompt`` and ``file_context``; CONTINUATION results run their subtask."""
         if not self.register_tool(*self._wrapped_tool(name, func, "prompt", continuation=True)):
             return False
-        self.subtask_tools[name] = func
+        self._subtask_tools[name] = func
         return True
 
     def _wrapped_tool(self, name: str, func: Callable[..., Any], key: str, *, continuation: bool) -> tuple[dict[str, Any], Any]:

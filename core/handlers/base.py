@@ -12,7 +12,8 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Sequence
 
 from core.approvals import Approvals
 from core.callables import call_sync_or_async
@@ -72,33 +73,96 @@ class BaseHandler:
         model_provider: ProviderAdapter | None = None,
         config: Settings | None = None,
     ) -> None:
-        self.config = config or Settings()
-        self.task_system = task_system
-        self.memory_system = memory_system
+        self._config = config or Settings()
+        self._task_system = task_system
+        self._memory_system = memory_system
         if model_provider is None:
             from core.providers import create_provider
 
-            model_provider = create_provider(self.config)
-        self.model_provider: ProviderAdapter = model_provider
-        self.project_root = Path(self.config.project_root).resolve()
+            model_provider = create_provider(self._config)
+        self._model_provider: ProviderAdapter = model_provider
+        self._project_root = Path(self._config.project_root).resolve()
         policy = getattr(memory_system, "policy", None)
-        self.file_access = FileAccess(self.project_root, policy if isinstance(policy, FilePolicy) and policy.root == self.project_root else None)
-        self.debug_mode = False
-        self.registered_tools: dict[str, ToolSpec] = {}
-        self.tool_executors: dict[str, ToolExecutor] = {}
+        self._file_access = FileAccess(self._project_root, policy if isinstance(policy, FilePolicy) and policy.root == self._project_root else None)
+        self._debug_mode = False
+        self._registered_tools: dict[str, ToolSpec] = {}
+        self._tool_executors: dict[str, ToolExecutor] = {}
         self._history = History()
-        self.data_context: DataContext | None = None
-        self.file_context = FileContext(self.project_root, self.file_access.policy)
-        """The conversation's picked, read-only and suggested files (commanded through ``core.session.Session``)."""
-        self._approvals = Approvals(self.config.approval_mode)
-        self.base_system_prompt = self.config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
+        self._data_context: DataContext | None = None
+        self._file_context = FileContext(self._project_root, self._file_access.policy)
+        self._approvals = Approvals(self._config.approval_mode)
+        self._base_system_prompt = self._config.base_system_prompt or DEFAULT_BASE_SYSTEM_PROMPT
         # metrics
-        self.turn_count = 0
-        self.total_tool_calls = 0
-        self.tool_calls_this_turn = 0
-        self.last_estimated_tokens = 0
+        self._turn_count = 0
+        self._total_tool_calls = 0
+        self._tool_calls_this_turn = 0
+        self._last_estimated_tokens = 0
         self._turn_started_at: float | None = None
         self._session_started_at = time.monotonic()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Only the handler's own (private) state is assigned, by its methods: a public name is refused."""
+        if not name.startswith("_"):
+            raise AttributeError(
+                f"{type(self).__name__}.{name} cannot be assigned: the handler's state changes through its methods "
+                "(a constructor argument such as pacing=, or use_model, use_checkpoints, register_tool ...)"
+            )
+        object.__setattr__(self, name, value)
+
+    # -- what others read (read-only: the handler's methods change them) ----------------
+    @property
+    def config(self) -> Settings:
+        """The settings (read-only; ``use_model`` replaces them with a copy naming another model)."""
+        return self._config
+
+    @property
+    def task_system(self) -> Any:
+        return self._task_system
+
+    @property
+    def memory_system(self) -> Any:
+        return self._memory_system
+
+    @property
+    def model_provider(self) -> ProviderAdapter:
+        """The provider the next request goes to (``use_model`` changes it)."""
+        return self._model_provider
+
+    @property
+    def project_root(self) -> Path:
+        return self._project_root
+
+    @property
+    def registered_tools(self) -> Mapping[str, ToolSpec]:
+        """Tool name -> spec (read-only; ``register_tool`` and ``unregister_tool`` change it)."""
+        return MappingProxyType(self._registered_tools)
+
+    @property
+    def tool_executors(self) -> Mapping[str, ToolExecutor]:
+        """Tool name -> executor (read-only; ``register_tool`` and ``unregister_tool`` change it)."""
+        return MappingProxyType(self._tool_executors)
+
+    @property
+    def file_context(self) -> FileContext:
+        """The conversation's picked, read-only and suggested files (commanded through ``core.session.Session``)."""
+        return self._file_context
+
+    @property
+    def base_system_prompt(self) -> str:
+        return self._base_system_prompt
+
+    @property
+    def turn_count(self) -> int:
+        """Model responses so far (SPEC 4's turns)."""
+        return self._turn_count
+
+    @property
+    def total_tool_calls(self) -> int:
+        return self._total_tool_calls
+
+    @property
+    def tool_calls_this_turn(self) -> int:
+        return self._tool_calls_this_turn
 
     @property
     def history(self) -> History:
@@ -123,33 +187,25 @@ class BaseHandler:
     @property
     def pinned_files(self) -> list[str]:
         """The picked files, absolute paths in order (a copy: change them through ``core.session.Session``)."""
-        return self.file_context.picked
-
-    @pinned_files.setter
-    def pinned_files(self, paths: list[str]) -> None:
-        self.file_context.replace(paths, self.file_context.read_only)
+        return self._file_context.picked
 
     @property
     def read_only_files(self) -> list[str]:
         """Picked files the user marked read-only: aider may read them, not edit them."""
-        return self.file_context.read_only
-
-    @read_only_files.setter
-    def read_only_files(self, paths: list[str]) -> None:
-        self.file_context.replace(self.file_context.picked, paths)
+        return self._file_context.read_only
 
     # -- debug -------------------------------------------------------------
     def log_debug(self, message: str) -> None:
-        if self.debug_mode:
+        if self._debug_mode:
             log.info("[debug] %s", message)
         else:
             log.debug(message)
 
     def get_provider_identifier(self) -> str:
-        getter = getattr(self.model_provider, "get_provider_identifier", None)
+        getter = getattr(self._model_provider, "get_provider_identifier", None)
         if getter:
             return getter()
-        return f"{getattr(self.model_provider, 'name', 'unknown')}:{getattr(self.model_provider, 'model', '')}"
+        return f"{getattr(self._model_provider, 'name', 'unknown')}:{getattr(self._model_provider, 'model', '')}"
 
     # -- tools -------------------------------------------------------------
     def register_tool(self, tool_spec: ToolSpec, executor: ToolExecutor) -> bool:
@@ -158,13 +214,18 @@ class BaseHandler:
         if not name or not callable(executor):
             log.warning("refusing to register a tool without a name or executor: %r", tool_spec)
             return False
-        self.registered_tools[name] = tool_spec
-        self.tool_executors[name] = executor
+        self._registered_tools[name] = tool_spec
+        self._tool_executors[name] = executor
         self.log_debug(f"registered tool {name}")
         return True
 
+    def unregister_tool(self, name: str) -> None:
+        """Forget the tool ``name`` (an MCP server's tool that is gone); nothing when it is not registered."""
+        self._registered_tools.pop(name, None)
+        self._tool_executors.pop(name, None)
+
     def get_tool_specs(self) -> list[ToolSpec]:
-        return list(self.registered_tools.values())
+        return list(self._registered_tools.values())
 
     async def _execute_tool(self, name: str, params: dict[str, Any], *, call_id: str = "") -> TaskResult:
         """Run a registered tool; exceptions become error TaskResults, never propagate.
@@ -175,11 +236,11 @@ class BaseHandler:
         Raises:
             ToolNotFound: no tool of that name is registered.
         """
-        executor = self.tool_executors.get(name)
+        executor = self._tool_executors.get(name)
         if executor is None:
             raise ToolNotFound(name)
-        spec = self.registered_tools.get(name, {})
-        timeout = spec.get("timeout") or self.config.tool_timeout
+        spec = self._registered_tools.get(name, {})
+        timeout = spec.get("timeout") or self._config.tool_timeout
         extra = {"tool_call_id": call_id} if spec.get("takes_call_id") else {}
         try:
             # asyncio.timeout, not wait_for: wait_for (3.11) can swallow a cancellation racing the result.
@@ -204,34 +265,34 @@ class BaseHandler:
         """Forget the conversation and the data context."""
         self._history.clear()
         self.clear_data_context()
-        self.turn_count = 0
-        self.tool_calls_this_turn = 0
+        self._turn_count = 0
+        self._tool_calls_this_turn = 0
 
     # -- system prompt -------------------------------------------------------
     def _build_system_prompt(self, template_specific_instructions: str | None = None) -> str:
         """Base prompt, then template or mode instructions, then the data context."""
-        parts = [self.base_system_prompt.strip()]
+        parts = [self._base_system_prompt.strip()]
         if template_specific_instructions:
             parts.append(template_specific_instructions.strip())
-        if self.data_context and self.data_context.items:
+        if self._data_context and self._data_context.items:
             files = "\n".join(
-                f'<file path="{item.source_path}">\n{item.content}\n</file>' for item in self.data_context.items
+                f'<file path="{item.source_path}">\n{item.content}\n</file>' for item in self._data_context.items
             )
             parts.append("Files in context:\n" + files)
-            if self.data_context.summary:
-                parts.append(self.data_context.summary)
+            if self._data_context.summary:
+                parts.append(self._data_context.summary)
         return "\n\n".join(p for p in parts if p)
 
     # -- data context --------------------------------------------------------
     def clear_data_context(self) -> None:
-        self.data_context = None
+        self._data_context = None
 
     def _get_relevant_files(self, query: str) -> list[str]:
         """Paths the memory system finds relevant to the query (empty on any failure)."""
-        if not self.memory_system or not query:
+        if not self._memory_system or not query:
             return []
         try:
-            result = self.memory_system.get_relevant_context_for({"taskText": query, "inheritedContext": ""})
+            result = self._memory_system.get_relevant_context_for({"taskText": query, "inheritedContext": ""})
         except Exception:  # noqa: BLE001 - relevance is a hint, never fatal
             log.exception("relevance lookup failed")
             return []
@@ -249,18 +310,18 @@ class BaseHandler:
         ``user_turns`` is the number of the current user turn (:mod:`core.turns`), the "turn" the UI and docs speak of.
         """
         elapsed = time.monotonic() - self._turn_started_at if self._turn_started_at else 0.0
-        window = self.config.context_window
+        window = self._config.context_window
         return {
-            "turns": self.turn_count,
-            "model_responses": self.turn_count,
+            "turns": self._turn_count,
+            "model_responses": self._turn_count,
             "user_turns": self._history.current_turn,
-            "max_turns": self.config.max_turns,
-            "tool_calls_this_turn": self.tool_calls_this_turn,
-            "max_tool_calls": self.config.max_tool_calls,
-            "total_tool_calls": self.total_tool_calls,
-            "estimated_tokens": self.last_estimated_tokens,
+            "max_turns": self._config.max_turns,
+            "tool_calls_this_turn": self._tool_calls_this_turn,
+            "max_tool_calls": self._config.max_tool_calls,
+            "total_tool_calls": self._total_tool_calls,
+            "estimated_tokens": self._last_estimated_tokens,
             "context_window": window,
-            "context_used": round(self.last_estimated_tokens / window, 4) if window else 0.0,
+            "context_used": round(self._last_estimated_tokens / window, 4) if window else 0.0,
             "elapsed": round(elapsed, 3),
             "provider": self.get_provider_identifier(),
         }

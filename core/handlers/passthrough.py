@@ -23,9 +23,10 @@ from core.handlers.base import BaseHandler, ToolNotFound
 from core.compaction.compactor import is_prompt_too_long
 from core.callables import call_sync_or_async
 from core.handlers.calls import cap_result, pump, tool_status
-from core.handlers.retry import RetryBudget, retry_delay, shown_message
+from core.handlers.retry import retry_delay, shown_message
 from core.handlers.requests import RequestMixin
-from core.handlers.spending import SpendingMixin
+from core.handlers.pacing import Pacing
+from core.handlers.spending import Spending
 from core.handlers.validation import validate_arguments
 from core.plan import parse_plan
 from core.turn_context import attach
@@ -88,28 +89,64 @@ class _Turn:
     """The usage reported by the response streaming now (None: no response has started)."""
 
 
-class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
+class PassthroughHandler(RequestMixin, BaseHandler):
     """Handles raw user queries with the model and the registered tools."""
 
-    def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None) -> None:
+    def __init__(self, task_system: Any, memory_system: Any, model_provider: Any = None, config: Any = None, *, pacing: Pacing | None = None) -> None:
         super().__init__(task_system, memory_system, model_provider, config)
-        self.active_subtask_id: str | None = None
-        self.direct_tools: dict[str, Callable[..., Any]] = {}
-        self.subtask_tools: dict[str, Callable[..., Any]] = {}
-        self.observers: list[Any] = []
-        self.retry_budget = RetryBudget()
-        self.retry_base_delay = 0.5
+        pacing = pacing or Pacing()
+        self._active_subtask_id: str | None = None
+        self._direct_tools: dict[str, Callable[..., Any]] = {}
+        self._subtask_tools: dict[str, Callable[..., Any]] = {}
+        self._observers: list[Any] = []
+        self._retry_budget = pacing.retry_budget
+        self._retry_base_delay = pacing.retry_base_delay
         self._turn: _Turn | None = None
         self._closing: ev.Event | None = None
         """What an interrupted turn leaves for the observers: its partial message or abandoned response."""
-        self.clock: Callable[[], float] = time.monotonic
+        self._clock: Callable[[], float] = pacing.clock
         """Measures tool calls' run time and approval waits (tests pass a manual clock)."""
         self._checkpoints: Any = None
-        self._init_spending()
-        self._init_requests(PASSTHROUGH_INSTRUCTIONS)
+        self._spending = Spending(self._config, self._history, lambda: self._model_provider)
+        self._init_requests(PASSTHROUGH_INSTRUCTIONS, pacing.wall_clock)
         self.register_tool({**FILE_PATH_COMMAND_SPEC, "takes_call_id": True, "read_only": True}, self._file_path_command)
         if hasattr(task_system, "approve_changes"):
             task_system.approve_changes = self.approve_task  # /task runs that change files ask in read-only mode
+
+    # -- what others read (read-only) ------------------------------------------------
+    @property
+    def observers(self) -> tuple[Any, ...]:
+        """Who is told every event (``add_observer``, ``remove_observer``)."""
+        return tuple(self._observers)
+
+    @property
+    def spending(self) -> Spending:
+        """Usage, budget and the context figure's reported part (change them through its methods)."""
+        return self._spending
+
+    @property
+    def usage(self) -> Any:
+        """The provider-reported usage of every response (``core.usage.UsageLedger``)."""
+        return self._spending.usage
+
+    @property
+    def budget(self) -> Any:
+        """The token and money limits (``core.usage.Budget``)."""
+        return self._spending.budget
+
+    @property
+    def last_usage(self) -> Any:
+        """The last response's reported usage (``core.usage.Usage``), None when it no longer describes the next request."""
+        return self._spending.last_usage
+
+    @property
+    def model_name(self) -> str:
+        return self._spending.model_name
+
+    @property
+    def user_turns(self) -> int:
+        """The number of the current (or last) user turn (:mod:`core.turns`), read from the history."""
+        return self._history.current_turn
 
     @property
     def checkpoints(self) -> Any:
@@ -128,17 +165,17 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         """
         from core.providers import create_provider
 
-        self.config = self.config.model_copy(update={"provider": provider, "model": model})
-        self.model_provider = create_provider(self.config)
-        self.conversation_files.caching = bool(getattr(self.model_provider, "prompt_cache", True))
-        self.forget_reported_prompt()
+        self._config = self._config.model_copy(update={"provider": provider, "model": model})
+        self._model_provider = create_provider(self._config)
+        self._conversation_files.caching = bool(getattr(self._model_provider, "prompt_cache", True))
+        self._spending.forget_reported_prompt()
 
     # -- public entry points -------------------------------------------------
     def reset_conversation(self) -> None:
         super().reset_conversation()
-        self.active_subtask_id = None
-        self.conversation_files.rebuild([])
-        self.reset_spending()
+        self._active_subtask_id = None
+        self._conversation_files.rebuild([])
+        self._spending.reset()
 
     def add_observer(self, observer: Any) -> None:
         """Pass every event of every turn to ``observer.record(event)`` (e.g. the session recorder).
@@ -146,11 +183,11 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         ``record`` may return extra events (warnings) to show; an ``interrupted()``
         method, if present, is called when a turn is cancelled.
         """
-        self.observers.append(observer)
+        self._observers.append(observer)
 
     def remove_observer(self, observer: Any) -> None:
-        if observer in self.observers:
-            self.observers.remove(observer)
+        if observer in self._observers:
+            self._observers.remove(observer)
 
     async def stream_query(self, query: str, images: Sequence[dict[str, str]] = ()) -> AsyncIterator[ev.Event]:
         """Run one user turn, yielding every step as an event; ``images`` (:mod:`core.images`) go with the query.
@@ -172,7 +209,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         finally:
             if not finished:
                 closing, self._closing = self._closing, None
-                if self.observers:
+                if self._observers:
                     await self._record_interruption_off_loop(closing)
 
     async def _record_interruption_off_loop(self, closing: ev.Event | None) -> None:
@@ -190,7 +227,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
     def _record_interruption(self, closing: ev.Event | None) -> None:
         if closing is not None:
             self._notify(closing)  # the partial answer (and the usage reported) before the interruption
-        for observer in list(self.observers):
+        for observer in list(self._observers):
             interrupted = getattr(observer, "interrupted", None)
             if interrupted is not None:
                 try:
@@ -205,7 +242,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         (a record written and fsynced by the session recorder) is passed in a
         worker thread, one at a time and in order.
         """
-        if not self.observers:
+        if not self._observers:
             return []
         if isinstance(event, _IN_MEMORY_EVENTS):
             return self._notify(event)
@@ -213,7 +250,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
 
     def _notify(self, event: ev.Event) -> list[ev.Event]:
         extra: list[ev.Event] = []
-        for observer in list(self.observers):
+        for observer in list(self._observers):
             try:
                 extra.extend(observer.record(event) or [])
             except Exception:  # noqa: BLE001
@@ -227,18 +264,18 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             return
         turn = self._turn = _Turn(query=query)
         self._turn_started_at = turn.started
-        self.tool_calls_this_turn = 0
+        self._tool_calls_this_turn = 0
         mode, text = split_mode(query)
-        message = turn.user_message = self._history.append_user(query, turn=self.user_turns + 1, **({"images": list(images)} if images else {}))
+        message = turn.user_message = self._history.append_user(query, turn=self._history.current_turn + 1, **({"images": list(images)} if images else {}))
         try:
             relevant = await asyncio.to_thread(self._get_relevant_files, text)
-            if self.active_subtask_id is None:
-                self.active_subtask_id = uuid.uuid4().hex[:12]
+            if self._active_subtask_id is None:
+                self._active_subtask_id = uuid.uuid4().hex[:12]
             parts = await asyncio.to_thread(self._turn_parts, mode, relevant)
             attach(message, parts)
-            self.conversation_files.record(message)
+            self._conversation_files.record(message)
             yield ev.TurnStarted(
-                query=query, subtask_id=self.active_subtask_id, turn=self.user_turns, relevant_files=tuple(relevant), context_parts=tuple(parts)
+                query=query, subtask_id=self._active_subtask_id, turn=self._history.current_turn, relevant_files=tuple(relevant), context_parts=tuple(parts)
             )
             async with contextlib.aclosing(self._tool_loop(turn, self.system_prompt(), mode, relevant)) as loop_events:
                 async for event in loop_events:
@@ -257,11 +294,11 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         paused = ""  # the answer so far of a turn a server tool paused (pause_turn), issue 25
         final_stop = ""
         while True:
-            async for event in self.compactor.before_request(system_prompt, tools):  # issue 27: compact past the threshold
+            async for event in self._compactor.before_request(system_prompt, tools):  # issue 27: compact past the threshold
                 yield event
-            heuristic = self.estimate_tokens(system_prompt, tools) if self.last_usage is None else 0
-            estimate = self.last_estimated_tokens = self.context_meter(heuristic).tokens
-            window = self.compactor.window.tokens
+            heuristic = self.estimate_tokens(system_prompt, tools) if self._spending.last_usage is None else 0
+            estimate = self._last_estimated_tokens = self.context_meter(heuristic).tokens
+            window = self._compactor.window.tokens
             if window and estimate >= window:
                 yield self._fail(
                     "resource_exhaustion",
@@ -274,9 +311,9 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             if window and estimate >= 0.8 * window and not warned:
                 warned = True
                 yield ev.Warning(code="context_80", message=f"Context is {estimate / window:.0%} full ({estimate:,} of {window:,} tokens).")
-            if unpriced := self.unpriced_budget_warning():
+            if unpriced := self._spending.unpriced_budget_warning():
                 yield ev.Warning(code="budget_unpriced", message=unpriced)
-            if problem := self.budget_problem(heuristic):
+            if problem := self._spending.budget_problem(heuristic):
                 yield self._fail(
                     "resource_exhaustion",
                     f"Budget reached: {problem}, so it was not sent. Every tool call so far was answered. "
@@ -285,10 +322,10 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                     resource="budget",
                 )
                 return
-            if self.config.max_turns and turns_this_query >= self.config.max_turns:
+            if self._config.max_turns and turns_this_query >= self._config.max_turns:
                 yield self._fail(
                     "resource_exhaustion",
-                    f"Turn limit reached: the model answered {turns_this_query} times in this turn (limit {self.config.max_turns}).",
+                    f"Turn limit reached: the model answered {turns_this_query} times in this turn (limit {self._config.max_turns}).",
                     relevant,
                     resource="turns",
                 )
@@ -302,8 +339,8 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                 turn.partial = []
                 turn.started_usage = None
                 try:
-                    stream = self.model_provider.stream_message(self._history.messages(), system_prompt, tools)
-                    async with contextlib.aclosing(idle_guard(stream, self.config.idle_timeout)) as items:
+                    stream = self._model_provider.stream_message(self._history.messages(), system_prompt, tools)
+                    async with contextlib.aclosing(idle_guard(stream, self._config.idle_timeout)) as items:
                         async for item in items:
                             if isinstance(item, ev.ResponseStarted):
                                 turn.started_usage = dict(item.usage)
@@ -319,21 +356,21 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                 except ProviderError as exc:
                     if not compacted and not turn.partial and is_prompt_too_long(exc):  # issue 27: compact, retry once
                         compacted = True
-                        async for event in self.compactor.before_request(system_prompt, tools, trigger="prompt_too_long", error=exc):
+                        async for event in self._compactor.before_request(system_prompt, tools, trigger="prompt_too_long", error=exc):
                             yield event
-                        if self.compactor.compacted_now:
+                        if self._compactor.compacted_now:
                             continue
-                    shown = shown_message(exc, self.config.secrets())
+                    shown = shown_message(exc, self._config.secrets())
                     spent = self._book_unfinished(turn)
-                    if exc.retryable and not turn.partial and attempt < self.config.max_retries and self.retry_budget.try_spend():
+                    if exc.retryable and not turn.partial and attempt < self._config.max_retries and self._retry_budget.try_spend():
                         if spent is not None:
                             yield ev.ResponseAbandoned(usage=spent)
                             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
                         attempt += 1
-                        delay = retry_delay(exc, attempt, self.retry_base_delay)
+                        delay = retry_delay(exc, attempt, self._retry_base_delay)
                         yield ev.Warning(
                             code="retry",
-                            message=f"{shown} Retrying in {delay:.1f}s ({attempt}/{self.config.max_retries})...",
+                            message=f"{shown} Retrying in {delay:.1f}s ({attempt}/{self._config.max_retries})...",
                         )
                         await asyncio.sleep(delay)
                         continue
@@ -363,9 +400,9 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             turn.partial = []
             turn.started_usage = None
             turns_this_query += 1
-            self.turn_count += 1
+            self._turn_count += 1
             calls = list(complete.tool_calls)
-            usage = self.record_usage(complete.usage, len(self._history))
+            usage = self._spending.record_usage(complete.usage, len(self._history))
             extra: dict[str, Any] = {}
             if complete.stop_reason not in ("", "end_turn", "tool_use"):
                 extra["stop_reason"] = complete.stop_reason
@@ -379,7 +416,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                 final=not calls and complete.stop_reason != "pause_turn",
                 stop_reason=complete.stop_reason,
                 thinking=complete.thinking,
-                usage=self.usage_record(usage),
+                usage=self._spending.usage_record(usage),
             )
             yield ev.MetricsUpdated(metrics=self.get_resource_metrics())
             if not calls and complete.stop_reason == "pause_turn":
@@ -392,17 +429,17 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             cut = calls.pop() if complete.stop_reason in ABANDONED_STOPS else None
             guard_tripped = False
             for call in calls:
-                if self.tool_calls_this_turn >= self.config.max_tool_calls:
+                if self._tool_calls_this_turn >= self._config.max_tool_calls:
                     guard_tripped = True
                     result = error_result(
-                        f"Not run: the limit of {self.config.max_tool_calls} tool calls per turn was reached.",
+                        f"Not run: the limit of {self._config.max_tool_calls} tool calls per turn was reached.",
                         reason="max_tool_calls",
                     )
                     self._answer(turn, call, result)
                     yield ev.ToolCallFinished(call=call, status=ToolStatus.NOT_RUN, result=result["content"], duration=0.0, metadata=result["metadata"])
                     continue
-                self.tool_calls_this_turn += 1
-                self.total_tool_calls += 1
+                self._tool_calls_this_turn += 1
+                self._total_tool_calls += 1
                 async with contextlib.aclosing(self._run_call(turn, call, invalid.get(call.id))) as call_events:
                     async for event in call_events:
                         yield event
@@ -415,7 +452,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             if guard_tripped:
                 yield self._fail(
                     "resource_exhaustion",
-                    f"Stopped: the model asked for more than {self.config.max_tool_calls} tool calls in one turn "
+                    f"Stopped: the model asked for more than {self._config.max_tool_calls} tool calls in one turn "
                     "(the limit; change it with --max-tool-calls or ASSISTANT_TUI_MAX_TOOL_CALLS).",
                     relevant,
                     resource="tool_calls",
@@ -423,7 +460,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
                 return
 
         metadata: dict[str, Any] = {
-            "subtask_id": self.active_subtask_id,
+            "subtask_id": self._active_subtask_id,
             "relevant_files": relevant,
             "resource_metrics": self.get_resource_metrics(),
         }
@@ -441,7 +478,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         Approvals and output are yielded as they happen (not after the call), and the
         time spent waiting for the user is reported apart from the time the call ran.
         """
-        started = self.clock()
+        started = self._clock()
         turn.waited.pop(call.id, None)
         yield ev.ToolCallStarted(call=call, started_at=time.time())
         outcome: list[tuple[TaskResult, str]] = []
@@ -449,23 +486,23 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             async for event in pumped:
                 yield event
         result, status = outcome[0]
-        result = self.answer_reread(call, cap_result(result, self.config.max_tool_result_chars))
+        result = self.answer_reread(call, cap_result(result, self._config.max_tool_result_chars))
         self._answer(turn, call, result)
         waited = turn.waited.pop(call.id, 0.0)
         yield ev.ToolCallFinished(
             call=call,
             status=status or tool_status(result),
             result=result.get("content", ""),
-            duration=round(max(0.0, self.clock() - started - waited), 4),
+            duration=round(max(0.0, self._clock() - started - waited), 4),
             metadata=dict(result.get("metadata") or {}),
             waited=round(waited, 4),
         )
 
     async def _decide_and_execute(self, call: ToolCall, argument_error: str | None) -> tuple[TaskResult, str]:
         """The call's result and its status when known here (``denied``), else ""."""
-        spec = self.registered_tools.get(call.name)
+        spec = self._registered_tools.get(call.name)
         if spec is None:
-            available = ", ".join(sorted(self.registered_tools)) or "none"
+            available = ", ".join(sorted(self._registered_tools)) or "none"
             return error_result(f"Unknown tool {call.name!r} (ToolNotFound). Available tools: {available}.", error="ToolNotFound"), ""
         if argument_error:
             return error_result(f"Invalid arguments for {call.name}: {argument_error}. Send a JSON object matching the tool's schema."), ""
@@ -508,11 +545,11 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             return Decision.DENY
         call = request.tool_call
         self.emit(ev.ApprovalRequested(call=call, title=request.title))
-        asked = self.clock()
+        asked = self._clock()
         try:
             decision = await self._approvals.ask(request)
         finally:
-            waited = self.clock() - asked
+            waited = self._clock() - asked
             if self._turn is not None:
                 self._turn.waited[call.id] = self._turn.waited.get(call.id, 0.0) + waited
         self.emit(ev.ApprovalRecorded(call=call, decision=decision, waited=round(waited, 4)))
@@ -589,7 +626,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         raw, turn.started_usage = turn.started_usage, None
         if raw is None:
             return None
-        return self.usage_record(self.record_usage(raw, len(self._history), reported=False), reported=False)
+        return self._spending.usage_record(self._spending.record_usage(raw, len(self._history), reported=False), reported=False)
 
     def _close_interrupted(self, turn: _Turn) -> None:
         """Keep what the interrupted turn produced and leave the history valid.
@@ -620,11 +657,11 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
             turn.finished = True
             if turn.user_message is not None and self._history.retract(turn.user_message):
                 # nothing was answered: the resend is this turn again (its number with it)
-                self.conversation_files.rebuild(self._history)  # its file copies left with it: a resend carries them again
+                self._conversation_files.rebuild(self._history)  # its file copies left with it: a resend carries them again
                 details["retracted"] = True
         metadata = {
             "reason": reason,
-            "subtask_id": self.active_subtask_id,
+            "subtask_id": self._active_subtask_id,
             "relevant_files": relevant,
             "resource_metrics": self.get_resource_metrics(),
             **details,
@@ -634,7 +671,7 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
 
     def _display_path(self, path: str) -> str:
         try:
-            return str(Path(path).relative_to(self.project_root))
+            return str(Path(path).relative_to(self._project_root))
         except ValueError:
             return path
 
@@ -643,9 +680,9 @@ class PassthroughHandler(RequestMixin, SpendingMixin, BaseHandler):
         """``executeFilePathCommand``; ``tool_call_id`` is the call being answered (its approval names it)."""
         return await run_file_path_command(
             params,
-            project_root=self.project_root,
-            timeout=self.config.command_timeout,
-            secrets=self.config.secrets(),
+            project_root=self._project_root,
+            timeout=self._config.command_timeout,
+            secrets=self._config.secrets(),
             approvals=self._approvals,
             ask=self.ask_user,
             tool_call_id=tool_call_id,

@@ -34,49 +34,55 @@ def current_time() -> str:
 
 
 class RequestMixin:
-    """System prompt and per-turn parts of a handler (needs BaseHandler's state and SpendingMixin)."""
+    """System prompt and per-turn parts of a handler (needs BaseHandler's state and the handler's ``Spending``)."""
 
-    base_system_prompt: str
-    data_context: Any
+    _base_system_prompt: str
+    _data_context: Any
     _history: Any
+    _spending: Any
     pinned_files: list[str]
-    file_access: Any
-    project_root: Any
-    model_provider: Any
+    _file_access: Any
+    _project_root: Any
+    _model_provider: Any
 
-    def _init_requests(self, instructions: str) -> None:
-        self.handler_instructions = instructions
-        self.wall_clock: Callable[[], str] = current_time
+    def _init_requests(self, instructions: str, wall_clock: Callable[[], str] = current_time) -> None:
+        self._handler_instructions = instructions
+        self._wall_clock = wall_clock
         """The time each user message is stamped with (tests and benchmarks fix it)."""
         self._system_prompt: tuple[str, Any, str] | None = None
         """(base prompt, data context, the prompt built from them)."""
-        self.conversation_files = ConversationFiles(caching=bool(getattr(self.model_provider, "prompt_cache", True)), find_read=self._find_read)
-        self.compactor = Compactor(self)
+        self._conversation_files = ConversationFiles(caching=bool(getattr(self._model_provider, "prompt_cache", True)), find_read=self._find_read)
+        self._compactor = Compactor(self)
         """The model's window, compaction, and the whole conversation behind the compacted view (issue 27)."""
+
+    @property
+    def compactor(self) -> Compactor:
+        """The model's window, compaction, and the whole conversation behind the compacted view (issue 27)."""
+        return self._compactor
 
     def restore_conversation(self, messages: list[Any], usage: list[dict[str, Any]] | None = None, compactions: Sequence[tuple[int, dict[str, Any]]] = ()) -> None:
         """Continue a saved conversation: its history (as compacted), which files it holds, and its usage totals."""
-        self._history.restore(self.compactor.restore(messages, compactions))
-        self.conversation_files.rebuild(self._history)
-        self.restore_usage(usage or [])  # type: ignore[attr-defined]
+        self._history.restore(self._compactor.restore(messages, compactions))
+        self._conversation_files.rebuild(self._history)
+        self._spending.restore_usage(usage or [])
 
     def replace_view(self, messages: Sequence[Any]) -> None:
         """The model's view of the conversation becomes ``messages`` (compaction): the files it holds are found again,
         and the last reported prompt no longer counts for the context figure."""
         self._history.replace_for_compaction(messages)
-        self.conversation_files.rebuild(self._history)
-        self.forget_reported_prompt()  # type: ignore[attr-defined]
+        self._conversation_files.rebuild(self._history)
+        self._spending.forget_reported_prompt()
 
     def rewind_to(self, turn: int) -> int | None:
         """Cut the conversation before user turn ``turn`` (``/rewind``); where it was cut, or None when the view lacks that turn."""
         index = self._history.rewind_to(turn)
         if index is not None:
-            self.conversation_files.rebuild(self._history)
+            self._conversation_files.rebuild(self._history)
         return index
 
     def reset_conversation(self) -> None:
         super().reset_conversation()  # type: ignore[misc]
-        self.compactor.reset()
+        self._compactor.reset()
 
     def system_prompt(self) -> str:
         """The system prompt every request of this handler sends: the same bytes every time.
@@ -86,14 +92,14 @@ class RequestMixin:
         """
         cached = self._system_prompt
         # The cache holds the data context itself (compared by identity): an id() could be reused.
-        if cached is None or cached[0] != self.base_system_prompt or cached[1] is not self.data_context:
+        if cached is None or cached[0] != self._base_system_prompt or cached[1] is not self._data_context:
             build = self._build_system_prompt  # type: ignore[attr-defined]
-            prompt = build(self.handler_instructions + self._project_instructions())
-            self._system_prompt = cached = (self.base_system_prompt, self.data_context, prompt)
+            prompt = build(self._handler_instructions + self._project_instructions())
+            self._system_prompt = cached = (self._base_system_prompt, self._data_context, prompt)
         return cached[2]
 
     def _project_instructions(self) -> str:
-        content = self.file_access.read(self.project_root / PROJECT_INSTRUCTIONS_FILE)
+        content = self._file_access.read(self._project_root / PROJECT_INSTRUCTIONS_FILE)
         if not content or not content.strip():
             return ""
         return f"\n\nProject instructions ({PROJECT_INSTRUCTIONS_FILE}):\n{content.strip()[:PROJECT_INSTRUCTIONS_LIMIT]}"
@@ -104,18 +110,18 @@ class RequestMixin:
         picked = [(display(p), *self._picked_text(p)) for p in self.pinned_files]
         suggestions = [display(p) for p in relevant if p not in self.pinned_files][:10]
         return turn_parts(
-            self.conversation_files,
+            self._conversation_files,
             picked,
             self._history,
             suggestions=suggestions,
             mode_instructions=PLAN_INSTRUCTIONS if mode == "plan" else "",
-            now=self.wall_clock,
+            now=self._wall_clock,
         )
 
     def _resolved(self, raw: str) -> Path | None:
         """Where a path argument points inside the project, or None."""
         try:
-            return resolve_in_root(raw, self.project_root)
+            return resolve_in_root(raw, self._project_root)
         except (PathRefused, ValueError, OSError):
             return None
 
@@ -143,7 +149,7 @@ class RequestMixin:
         shown = self._display_path(str(path))  # type: ignore[attr-defined]
         if since := rereads.earlier_read(self._history, content, self._names(path)):
             return ok_result(rereads.read_pointer(shown, meta["start_line"], meta["end_line"], since), **meta, unchanged_since=since)
-        copy = self.conversation_files.copies.get(shown)
+        copy = self._conversation_files.copies.get(shown)
         if copy is not None and meta.get("total_lines"):  # a whole read
             text, _ = self._picked_text(str(path))
             if text is not None and content_digest(text) == copy.digest:
@@ -152,7 +158,7 @@ class RequestMixin:
 
     def _picked_text(self, path: str) -> tuple[str | None, str]:
         """A picked file's text, or None and why the file policy does not send it."""
-        text, refusal = self.file_access.load(path)
+        text, refusal = self._file_access.load(path)
         return text, refusal.reason if refusal is not None else ""
 
     def context_meter(self, heuristic: int | None = None) -> ContextMeter:
@@ -166,15 +172,15 @@ class RequestMixin:
             heuristic: The whole-request estimate when the caller has it (the tool loop).
         """
         if heuristic is None:
-            heuristic = self.estimate_tokens(self.system_prompt(), self.get_tool_specs()) if self.last_usage is None else 0  # type: ignore[attr-defined]
-        tokens, estimated = self.context_figure(heuristic)  # type: ignore[attr-defined]
+            heuristic = self.estimate_tokens(self.system_prompt(), self.get_tool_specs()) if self._spending.last_usage is None else 0  # type: ignore[attr-defined]
+        tokens, estimated = self._spending.context_figure(heuristic)
         unsent = self.unsent_file_tokens()
-        return ContextMeter(tokens=tokens + unsent, estimated=estimated + unsent, window=self.compactor.window.tokens)
+        return ContextMeter(tokens=tokens + unsent, estimated=estimated + unsent, window=self._compactor.window.tokens)
 
     def unsent_file_tokens(self) -> int:
         """Estimated tokens of the picked files not in the conversation yet (the next user message adds them)."""
-        sent = self.conversation_files.copies
-        policy = self.file_access.policy
+        sent = self._conversation_files.copies
+        policy = self._file_access.policy
         total = 0
         for path in self.pinned_files:
             if self._display_path(path) in sent:  # type: ignore[attr-defined]
@@ -190,6 +196,6 @@ class RequestMixin:
     def get_resource_metrics(self) -> dict[str, Any]:
         metrics = super().get_resource_metrics()  # type: ignore[misc]
         metrics.update(self.context_meter().as_metrics())
-        metrics["context_window_source"] = self.compactor.window.source
-        metrics["usage"] = self.usage_metrics()  # type: ignore[attr-defined]
+        metrics["context_window_source"] = self._compactor.window.source
+        metrics["usage"] = self._spending.usage_metrics()
         return metrics

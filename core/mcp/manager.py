@@ -117,8 +117,7 @@ class McpManager:
             names.add(name)
             self.handler.register_tool(self._spec(server, tool, name, schema), self._executor(server, tool.name))
         for stale in self._registered[server.name] - names:
-            self.handler.registered_tools.pop(stale, None)
-            self.handler.tool_executors.pop(stale, None)
+            self.handler.unregister_tool(stale)
         self._registered[server.name] = names
         if problems:
             server.last_error = "skipped tools: " + "; ".join(problems)

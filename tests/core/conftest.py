@@ -8,6 +8,7 @@ import pytest
 
 from core.config import Settings
 from core.compat import PassthroughHandler  # the engine's, with the SPEC's handle_query
+from core.handlers.pacing import Pacing
 from core.providers.anthropic import ClaudeProvider
 from core.providers.openai import OpenAICompatibleProvider
 from tests.fake_llm import FakeLLM
@@ -34,12 +35,11 @@ def provider_kind(request: pytest.FixtureRequest) -> str:
 def make_handler(fake_llm: FakeLLM, tmp_path: Any) -> Callable[..., PassthroughHandler]:
     """Build a PassthroughHandler on a real provider pointed at the fake server."""
 
-    def build(kind: str = "anthropic", **settings: Any) -> PassthroughHandler:
+    def build(kind: str = "anthropic", pacing: Pacing | None = None, **settings: Any) -> PassthroughHandler:
         settings.setdefault("project_root", tmp_path)
         settings.setdefault("max_retries", 0)
         provider = make_provider(kind, fake_llm, max_retries=0)  # as create_provider: the loop retries
-        handler = PassthroughHandler(None, None, provider, Settings(**settings))
-        handler.retry_base_delay = 0.01
+        handler = PassthroughHandler(None, None, provider, Settings(**settings), pacing=pacing or Pacing(retry_base_delay=0.01))
         handler.register_tool(ECHO_SPEC, lambda params: params["text"].upper())
         return handler
 

@@ -17,6 +17,7 @@ import pytest
 from core import events as ev
 from core.compaction.summary import SUMMARY_SYSTEM
 from core.config import Settings
+from core.handlers.pacing import Pacing
 from core.handlers.passthrough import PassthroughHandler
 from core.session import Session
 from core.tools.files import READ_FILE_SPEC, read_file_tool
@@ -27,8 +28,7 @@ from tests.scripted_session import FACTS, PLANT, PROMPT_TOO_LONG, WINDOW, Script
 
 def handler_for(kind: str, fake: FakeLLM, root: Path, **settings: Any) -> PassthroughHandler:
     settings.setdefault("max_retries", 0)
-    handler = PassthroughHandler(None, None, make_provider(kind, fake, max_retries=0), Settings(project_root=root, **settings))
-    handler.retry_base_delay = 0.01
+    handler = PassthroughHandler(None, None, make_provider(kind, fake, max_retries=0), Settings(project_root=root, **settings), pacing=Pacing(retry_base_delay=0.01))
     handler.register_tool(READ_FILE_SPEC, lambda params: read_file_tool(params, project_root=root))
     return handler
 

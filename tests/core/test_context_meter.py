@@ -29,7 +29,7 @@ async def test_the_meter_is_real_input_plus_what_was_added(make_handler, fake_ll
 
     # a picked file counts at once (sized, not read), and again once it is in the conversation
     (tmp_path / "notes.md").write_text("x" * 4_000)
-    handler.pinned_files = [str(tmp_path / "notes.md")]
+    handler.file_context.replace([str(tmp_path / "notes.md")])
     picked = handler.context_meter()
     assert picked.tokens - after_turn.tokens == estimate_file_tokens(4_000) == 1_000
     metrics = handler.get_resource_metrics()
@@ -43,6 +43,6 @@ async def test_the_meter_is_real_input_plus_what_was_added(make_handler, fake_ll
 async def test_a_picked_file_over_the_limit_is_not_counted(make_handler, tmp_path: Path) -> None:
     handler = make_handler()
     base = handler.context_meter().tokens
-    (tmp_path / "dump.json").write_text("1" * (handler.file_access.policy.max_bytes + 1))
-    handler.pinned_files = [str(tmp_path / "dump.json")]
+    (tmp_path / "dump.json").write_text("1" * (handler.file_context.policy.max_bytes + 1))
+    handler.file_context.replace([str(tmp_path / "dump.json")])
     assert handler.context_meter().tokens == base  # it is not sent (the turn says why), so it is not counted

@@ -10,6 +10,7 @@ import pytest
 
 from core import events as ev
 from core.config import Settings
+from core.handlers.pacing import Pacing
 from core.handlers.passthrough import PassthroughHandler
 from core.pricing import PriceTable
 from core.sessions import SessionRecorder, SessionStore, load_session
@@ -24,9 +25,9 @@ LONG_PROMPT = "You are a careful assistant. " * 300  # ~2,200 tokens: past the m
 def build(fake: FakeLLM, tmp_path: Path, kind: str = "anthropic", provider_options: dict[str, Any] | None = None, **settings: Any) -> PassthroughHandler:
     fake.caching = PromptCaching()
     provider = make_provider(kind, fake, max_retries=0, **(provider_options or {}))
-    handler = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, base_system_prompt=LONG_PROMPT, max_retries=0, **settings))
+    settings = Settings(project_root=tmp_path, base_system_prompt=LONG_PROMPT, max_retries=0, **settings)
+    handler = PassthroughHandler(None, None, provider, settings, pacing=Pacing(wall_clock=lambda: "2026-01-01 09:00 UTC"))
     handler.register_tool(ECHO_SPEC, lambda params: params["text"].upper())
-    handler.wall_clock = lambda: "2026-01-01 09:00 UTC"
     return handler
 
 
@@ -78,7 +79,7 @@ async def test_the_prefix_stays_byte_identical_across_turns_with_files_and_plan(
     handler = build(fake_llm, tmp_path)
     fake_llm.script(Reply(text="one"), Reply(text="two"), Reply(text="<plan>\n1. a\n</plan>"))
     await run(handler, "first")
-    handler.pinned_files = [str(tmp_path / "app.py")]
+    handler.file_context.replace([str(tmp_path / "app.py")])
     await run(handler, "second")
     await run(handler, "/plan third")
     bodies = [r.body for r in fake_llm.requests]
@@ -96,7 +97,7 @@ async def test_a_file_changed_since_its_copy_is_sent_again_and_a_small_old_copy_
     target = tmp_path / "app.py"
     target.write_text("VERSION = 1\n")
     handler = build(fake_llm, tmp_path)
-    handler.pinned_files = [str(target)]
+    handler.file_context.replace([str(target)])
     fake_llm.script(Reply(text="A long look at it. " * 20), Reply(text="seen again"))
     await run(handler, "look")
     target.write_text("VERSION = 2\n")
@@ -146,7 +147,7 @@ async def test_budget_stops_before_the_step_that_would_exceed_it_then_a_fresh_al
     assert 1 < sent < 7
     assert_history_valid(handler.conversation_history)  # every tool call was answered
     assert handler.usage.total().total_tokens <= 9_000
-    assert handler.refresh_budget() == "9,000 tokens"
+    assert handler.spending.refresh_budget() == "9,000 tokens"
     fake_llm.clear()
     fake_llm.script(Reply(text="finished"))
     assert (await run(handler, "continue"))[-1].kind == "turn_completed"

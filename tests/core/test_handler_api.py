@@ -20,9 +20,9 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def handler_for(root: Path, fake: Any = None, memory: Any = None, **settings: Any) -> PassthroughHandler:
+def handler_for(root: Path, fake: Any = None, memory: Any = None, tasks: Any = None, **settings: Any) -> PassthroughHandler:
     provider = ClaudeProvider("claude-test", base_url=fake.anthropic_url if fake else "http://127.0.0.1:9", api_key="k", max_retries=0)
-    return PassthroughHandler(None, memory, provider, Settings(project_root=root, **settings))
+    return PassthroughHandler(tasks, memory, provider, Settings(project_root=root, **settings))
 
 
 def test_system_prompt_is_hierarchical(tmp_path):
@@ -77,8 +77,7 @@ async def test_direct_and_subtask_tools(tmp_path, fake_llm):
         async def execute_subtask(self, request: dict[str, Any]) -> dict[str, Any]:
             return {"status": "COMPLETE", "content": f"subtask ran: {request['prompt']}", "notes": {}}
 
-    handler = handler_for(root, fake_llm)
-    handler.task_system = Tasks()
+    handler = handler_for(root, fake_llm, tasks=Tasks())
     calls: list[Any] = []
     assert handler.registerDirectTool("summarise", lambda query, files: calls.append((query, files)) or f"summary of {files}")
     assert handler.registerSubtaskTool(

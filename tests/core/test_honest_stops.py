@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from core import events as ev
+from core.handlers.pacing import Pacing
 from core.sessions.load import load_session
 from core.sessions.recorder import SessionRecorder
 from core.sessions.session import StoredSession
@@ -193,8 +194,8 @@ async def test_openai_error_codes_in_the_stream(make_handler, fake_llm):
 
 
 async def test_resending_after_a_failed_call_makes_the_same_request(make_handler, fake_llm, provider_kind, tmp_path):
-    handler = make_handler(provider_kind)
-    handler.wall_clock = lambda: "2026-01-01 09:00 UTC"  # the per-turn time part, fixed so the two sends can be compared
+    # the per-turn time part, fixed so the two sends can be compared
+    handler = make_handler(provider_kind, pacing=Pacing(wall_clock=lambda: "2026-01-01 09:00 UTC", retry_base_delay=0.01))
     writer = SessionWriter(StoredSession(id="20260101-000000-abcdef", path=tmp_path / "20260101-000000-abcdef.jsonl", project_root=tmp_path, created=0.0))
     handler.add_observer(SessionRecorder(writer))
     fake_llm.script(Reply(text="first answer"))

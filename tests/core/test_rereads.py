@@ -84,7 +84,7 @@ async def test_a_picked_file_and_a_whole_read_of_it_are_sent_once_either_way_rou
     picked.write_text(SOURCE)
     read_first.write_text(SOURCE.replace("def", "async def"))
     handler = handler_with_reads(fake_llm, tmp_path)
-    handler.pinned_files = [str(picked)]
+    handler.file_context.replace([str(picked)])
     fake_llm.script(read("picked.py"), read("picked.py", start_line=1, end_line=40), read("read_first.py"), Reply(text="all seen"))
     await run(handler, "look")
     whole, ranged, other = results(handler)
@@ -92,7 +92,7 @@ async def test_a_picked_file_and_a_whole_read_of_it_are_sent_once_either_way_rou
     assert ranged.startswith("     1\tdef f0")  # a range needs its line numbers: the picked copy has none
     assert other.startswith("     1\tasync def f0")
 
-    handler.pinned_files = [str(picked), str(read_first)]
+    handler.file_context.replace([str(picked), str(read_first)])
     fake_llm.script(Reply(text="noted"))
     await run(handler, "now with both")
     context = fake_llm.requests[-1].last_user_context()

@@ -55,7 +55,7 @@ async def test_file_context_is_sent_recorded_and_restored_whole(fake_llm: FakeLL
     await state.commit_add(outcome)
     a, b = (str(project / "src" / name) for name in ("a.py", "b.py"))
     assert [str(p) for p in outcome.added] == [a, b]
-    application.handler.read_only_files = [b]  # as the TUI does at turn start today; recorded with the next change
+    application.handler.file_context.replace(application.handler.file_context.picked, [b])  # recorded with the next change
     assert application.handler.pinned_files == [a, b] and application.handler.read_only_files == [b]
     rows = state.entries()
     assert [(r.display, r.source, r.read_only) for r in rows] == [("src/a.py", "picked", False), ("src/b.py", "picked", True)]

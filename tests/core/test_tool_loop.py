@@ -342,9 +342,10 @@ async def test_client_errors_are_not_retried(make_handler, fake_llm, status):
 
 
 async def test_a_storm_of_429s_spends_one_shared_budget(make_handler, fake_llm):
-    handler = make_handler(max_retries=3)
-    handler.retry_budget.capacity = handler.retry_budget.tokens = 4
-    handler.retry_budget.refill_per_second = 0
+    from core.handlers.pacing import Pacing
+    from core.handlers.retry import RetryBudget
+
+    handler = make_handler(max_retries=3, pacing=Pacing(retry_base_delay=0.01, retry_budget=RetryBudget(capacity=4, tokens=4, refill_per_second=0)))
     fake_llm.responder = lambda request: HTTPError(429, "slow down", headers={"retry-after": "0"})
     for n in range(6):
         events = await collect(handler, f"try {n}")

@@ -14,6 +14,7 @@ import pytest
 
 from core import events as ev
 from core.handlers.calls import tool_status
+from core.handlers.pacing import Pacing
 from core.types import Decision, error_result, ok_result
 from tests.fake_llm import Reply, Tool
 
@@ -36,8 +37,8 @@ def finished(events: list[Any]) -> list[ev.ToolCallFinished]:
 
 async def test_approval_wait_is_reported_apart_from_the_run(make_handler, fake_llm, provider_kind):
     """The user took 4.1 s to answer, the tool ran 1.6 s: the events say exactly that."""
-    handler = make_handler(provider_kind)
-    clock = handler.clock = ManualClock()
+    clock = ManualClock()
+    handler = make_handler(provider_kind, pacing=Pacing(clock=clock, retry_base_delay=0.01))
 
     def edit(params: dict[str, Any]) -> Any:
         clock.now += 1.6

@@ -65,8 +65,8 @@ def test_a_300_kb_file_is_refused_with_the_same_words_everywhere(repo: Path) -> 
     assert read_file_tool({"path": "big.json", "start_line": 1, "end_line": 1}, project_root=repo)["status"] == "success"
     # a picked file the policy refuses (an old session): the request says why instead of dropping it silently
     handler = _handler(repo, memory)
-    assert handler.file_access.policy is memory.policy
-    handler.pinned_files = [str(repo / "big.json"), str(repo / "src/app.py")]
+    assert handler.file_context.policy is memory.policy
+    handler.file_context.replace([str(repo / "big.json"), str(repo / "src/app.py")])
     parts = handler._turn_parts("", [])
     notes = [p["text"] for p in parts if p.get("path") == "big.json"]
     assert notes == [f"[big.json was picked into the context but is not sent: it {reason}]"]

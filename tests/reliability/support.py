@@ -221,8 +221,9 @@ def make_engine(kind: str, fake: FakeLLM, root: Path, *, transcript: bool = True
     from core.sessions import SessionRecorder, SessionStore
 
     settings = settings_for(kind, fake, root, **overrides)
-    handler = PassthroughHandler(None, None, create_provider(settings), settings)
-    handler.retry_base_delay = 0.01
+    from core.handlers.pacing import Pacing
+
+    handler = PassthroughHandler(None, None, create_provider(settings), settings, pacing=Pacing(retry_base_delay=0.01))
     recorded: list[str] = []
 
     def record(params: dict[str, Any]) -> str:
@@ -241,9 +242,9 @@ def make_engine(kind: str, fake: FakeLLM, root: Path, *, transcript: bool = True
 def make_application(kind: str, fake: FakeLLM, root: Path, *, record: bool = True, **overrides: Any) -> Any:
     """The real Application (every tool registered as in the app), recording a session transcript."""
     from core.app import Application
+    from core.handlers.pacing import Pacing
 
-    application = Application(settings_for(kind, fake, root, **overrides))
-    application.handler.retry_base_delay = 0.01
+    application = Application(settings_for(kind, fake, root, **overrides), pacing=Pacing(retry_base_delay=0.01))
     if record:
         application.session_state.start()
     return application

@@ -152,8 +152,11 @@ async def test_refusal_and_incomplete_are_labelled_apart_from_interruption(setti
 async def test_resume_shows_the_wait_and_the_turns(project: Path, fake_llm: FakeLLM) -> None:
     settings = Settings(project_root=project, anthropic_base_url=fake_llm.anthropic_url, anthropic_api_key="test", max_retries=0)
     fake_llm.script(Reply(tools=[Tool("touch", {"path": "n.txt"})]), Reply(text="Made."), Reply(tools=[Tool("echo", {"text": "b"})]), Reply(text="B"))
-    first = make_app(settings, clock=FixedClock())
-    clock = first.handler.clock = FixedClock()
+    from core.app import Application
+    from core.handlers.pacing import Pacing
+
+    clock = FixedClock()
+    first = make_app(settings, application=Application(settings, pacing=Pacing(clock=clock)), clock=FixedClock())
 
     def touch(params: dict[str, Any]) -> Any:
         clock.advance(1.6)

@@ -42,10 +42,12 @@ OUTCOME = {"success": "done", "completed": "done", "failed": "failed"}
 
 
 def app_for(settings: Settings, **options: Any) -> AssistantApp:
-    app = make_app(settings, clock=FixedClock(), **options)
+    from core.app import Application
+    from core.handlers.pacing import Pacing
+
+    app = make_app(settings, application=Application(settings, pacing=Pacing(retry_base_delay=0.01)), clock=FixedClock(), **options)
     assert not app.engine_error, app.engine_error
     app.handler.register_tool(SHELL_SPEC, lambda params: "ran " + " ".join(params["command"]))
-    app.handler.retry_base_delay = 0.01
     return app
 
 

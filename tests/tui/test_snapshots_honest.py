@@ -26,10 +26,12 @@ def real_engine_app(settings: Settings, project: Path) -> tuple[AssistantApp, Fi
 
     ``touch`` runs for 1.6 s of that clock; ``echo`` upper-cases.
     """
+    from core.app import Application
+    from core.handlers.pacing import Pacing
+
     clock = FixedClock()
-    app = make_app(settings, clock=clock)
+    app = make_app(settings, application=Application(settings, pacing=Pacing(clock=clock)), clock=clock)
     assert not app.engine_error, app.engine_error
-    app.handler.clock = clock
 
     def touch(params: dict[str, Any]) -> Any:
         clock.advance(1.6)

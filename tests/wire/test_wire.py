@@ -29,6 +29,7 @@ import pytest
 
 from core import events as ev
 from core.config import Settings
+from core.handlers.pacing import Pacing
 from core.handlers.passthrough import PassthroughHandler
 from tests.core.conftest import assert_history_valid, make_provider
 from tests.fake_llm import FakeLLM, Raw, Reply
@@ -201,8 +202,7 @@ def test_every_stream_names_its_source_and_has_an_expectation():
 
 def handler_for(api: str, fake: FakeLLM, tmp_path: Path) -> PassthroughHandler:
     provider = make_provider(api, fake, max_retries=0)
-    handler = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=2))
-    handler.retry_base_delay = 0.01
+    handler = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=2), pacing=Pacing(retry_base_delay=0.01))
     for name in TOOL_NAMES:
         handler.register_tool({"name": name, "input_schema": {"type": "object"}}, lambda params, name=name: f"ok {name}")
     return handler
