@@ -1,11 +1,12 @@
-"""The file picker at 80x24: a path too long for its row keeps its file name (issue 23, the first hour)."""
+"""At 80x24 a path too long for its row keeps its file name, in the file picker and in the context pane (issue 23, the first hour)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tui.conftest import SIZE, refreshed, wait_for
+from tests.tui.conftest import SIZE, refreshed, send, wait_for
 from tui.app import AssistantApp
+from tui.format import format_tokens
 from tui.widgets.path_list import PathList, shown_characters
 
 DEEP = "very/long/directory/name/that/keeps/going/and/going/forever"
@@ -33,6 +34,23 @@ async def test_a_deep_path_keeps_its_file_name_in_the_picker(real_app: Assistant
         row = next((line for line in screen_lines(real_app) if "[ ] very" in line), "")
         assert f"/{NAME}" in row and "…" in row, "\n".join(screen_lines(real_app))
         assert row.index("[ ] very") + len("[ ] ") + len(DEEP) + len(NAME) > results.scrollable_content_region.right  # too long for the row
+
+
+async def test_a_deep_path_keeps_its_file_name_in_the_context_pane(real_app: AssistantApp, project: Path) -> None:
+    """/add a deep file: its row in the 28-column pane shows "/login.py" and its token count, an ellipsis
+    in the directories (the row showed "very/long/directory/nam…" and no name)."""
+    (project / DEEP).mkdir(parents=True)
+    (project / DEEP / "login.py").write_text("def login(user):\n    return user\n")
+    async with real_app.run_test(size=SIZE) as pilot:
+        await send(pilot, f"/add {DEEP}/login.py")
+        pane = real_app.context_pane
+        await wait_for(pilot, lambda: [entry.display for entry in pane.entries] == [f"{DEEP}/login.py"], what="the file in the context")
+        await refreshed(pilot)
+        region = pane.content_region
+        rows = [line[region.x : region.right] for line in screen_lines(real_app)[region.y : region.bottom]]
+        row = next((row for row in rows if row.startswith("● ")), "")
+        tokens = format_tokens(pane.entries[0].tokens)
+        assert "…" in row and row.rstrip().endswith(f"/login.py {tokens}"), "\n".join(rows)
 
 
 def test_what_a_row_keeps_of_a_path() -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
@@ -14,6 +17,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.format import CONTEXT_ESTIMATE_NOTE, context_figure, format_tokens
+from tui.widgets.path_list import ELLIPSIS, shown_characters
 
 WARN_AT = 0.8
 
@@ -192,18 +196,32 @@ class ContextPane(Vertical):
 
 
 def _entry_row(entry: ContextEntry) -> Table:
-    grid = Table.grid(expand=True)
+    grid = Table.grid(expand=True, padding=(0, 0, 0, 1), pad_edge=False)  # one cell between the name and its count
     grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
     grid.add_column(justify="right", no_wrap=True)
-    name = Text()
     if entry.source == "picked":
-        name.append("● ", style="bold")
-        name.append(entry.display)
-        if entry.read_only:
-            name.append(" ro", style="dim")
+        name = EntryName(Text("● ", style="bold"), entry.display, "", Text(" ro", style="dim") if entry.read_only else Text())
     else:
-        name.append("○ ", style="dim")
-        name.append(entry.display, style="dim italic")
+        name = EntryName(Text("○ ", style="dim"), entry.display, "dim italic", Text())
     tokens = Text(format_tokens(entry.tokens), style="dim" if entry.source == "suggested" else "")
     grid.add_row(name, tokens)
     return grid
+
+
+class EntryName:
+    """A context row's mark, path and flag, fitted to the room the row leaves it: a path too long loses
+    the middle of its directories, never its file name (at 80x24 the pane is 28 columns wide, and a
+    deep path cut at the right showed only directories)."""
+
+    def __init__(self, mark: Text, path: str, style: str, flag: Text) -> None:
+        self.mark, self.path, self.style, self.flag = mark, path, style, flag
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        fixed = self.mark.cell_len + self.flag.cell_len
+        return Measurement(fixed + 1, fixed + cell_len(self.path))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = options.max_width - self.mark.cell_len - self.flag.cell_len
+        shown = "".join(ELLIPSIS if index is None else self.path[index] for index in shown_characters(self.path, room))
+        text = Text.assemble(self.mark, (shown, self.style), self.flag, no_wrap=True, overflow="ellipsis")
+        yield text
