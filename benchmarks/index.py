@@ -20,8 +20,9 @@ A git repository of empty files at the 80,000 synthetic kernel-like paths,
 every file tracked (built once and cached under the benchmark cache directory).
 App: `MemorySystem(root).start_indexing()`, what the app does at start-up: a
 background thread runs `FileIndex.build` (tracked files from `git ls-files
---cached`, then untracked-not-ignored, then deleted ones), publishes batches to
-the picker's `FuzzyMatcher`, then reads top-level symbols for relevance. First
+--cached`, checked for deletion with one listing per directory while git walks
+for untracked-not-ignored files), publishes batches to the picker's
+`FuzzyMatcher`, then reads top-level symbols for relevance. First
 results = the picker's matcher holds paths; full index = the first complete listing
 is over (the complete list and matcher); background done = the thread has also
 finished the relevance lexicon. Meanwhile the event loop sleeps 1 ms at a time
