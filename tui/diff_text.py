@@ -32,3 +32,17 @@ def diff_text(diff: str) -> Text:
         text.append(shown + "\n", style=style)
     text.rstrip()
     return text
+
+
+def diff_preview(result: str, limit: int) -> Text:
+    """The first ``limit`` changed or hunk lines of an editFile result's diff, coloured, with how many more there are.
+
+    The result reads ``Edited calc.py +3 −1`` then the unified diff; its ``---``/``+++`` headers
+    and unchanged context lines are left out (the trace's line above names the file).
+    """
+    lines = [line for line in result.splitlines()[1:] if line.startswith(("+", "-", "@@")) and not line.startswith(("+++", "---"))]
+    text = diff_text("\n".join(lines[:limit]))
+    text.no_wrap, text.overflow = True, "ellipsis"
+    if len(lines) > limit:
+        text.append(f"\n… {len(lines) - limit} more lines · Enter expands", style="dim")
+    return text

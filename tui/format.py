@@ -42,7 +42,10 @@ def status_timing(status: str, duration: float | None) -> str:
 
 def approval_line(decision: str, automatic: bool, waited: float | None, ran: float | None) -> str:
     """``allow once · waited 4.1s for approval, ran 1.6s`` (what the user decided and what it cost)."""
-    text = decision + (" (by approval mode)" if automatic else "")
+    if automatic:  # nobody was asked: an earlier "always" (issue 26: per file or project), else the mode or the tool's policy
+        text = decision + (" (you said always)" if decision == "allow session" else " (by approval mode)")
+    else:
+        text = decision
     if waited and not automatic:
         text += f" · waited {format_duration(waited)} for approval"
         if ran is not None:

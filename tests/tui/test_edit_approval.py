@@ -2,23 +2,29 @@
 
 The model edits calc.py twice, then other.py. The user answers in the dialog with its keys:
 ``a`` (always, this file) leaves other.py to be asked; ``p`` (always, the project) leaves
-nothing. What was asked is what the screen showed; what landed is read from the disk.
+nothing. The trace shows each edit's diff under its call, the chat one line (``calc.py +1 −1``). What was asked is what the screen showed; what landed is read from the disk.
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from core.config import Settings
 from tests.fake_llm import Reply, Tool
 from tests.tui.conftest import FixedClock, finish_turn, refreshed, send, started, wait_for
 from tui.app import make_app
 from tui.screens.approval import ApprovalScreen
+from tui.widgets.chat import NoteMessage
+from tui.widgets.trace import ToolCallView
 
 SMALL = (80, 24)
+HANG = 120.0
+"""Seconds to wait for the model's next step (a hang guard: the first request imports the SDK, slow on a loaded machine)."""
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 EDITED = CALC.replace("a + b", "b + a").replace("a - b", "-(b - a)")
 BIG = "".join(f"x{i} = {i}\n" for i in range(120))
@@ -55,9 +61,16 @@ def app_for(fake_llm: Any, project: Path) -> Any:
 
 async def next_approval(pilot: Any) -> ApprovalScreen:
     """The approval dialog, once it is up and drawn."""
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen), what="the approval dialog")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen), timeout=HANG, what="the approval dialog")
     await refreshed(pilot)
     return pilot.app.screen
+
+
+def shown(view: ToolCallView) -> str:
+    """What a trace entry shows, as plain text (wide enough that nothing is cut)."""
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(view.render())
+    return console.export_text()
 
 
 def asked_path(screen: ApprovalScreen) -> str:
@@ -80,6 +93,12 @@ async def test_always_for_this_file_asks_again_for_another_file(fake_llm, projec
         assert (project / "other.py").read_text() == "Y = 1\n"
         await pilot.press("y")
         await finish_turn(pilot)
+        calls = [view for view in app.trace.query(ToolCallView)]
+        assert [view.record.call.parameters["path"] for view in calls] == ["calc.py", "calc.py", "other.py"]
+        second = shown(calls[1])  # the diff under the call, and why nobody was asked
+        assert "-    return a - b" in second and "+    return -(b - a)" in second and "you said always" in second, second
+        notes = [str(note.render()) for note in app.chat.query(NoteMessage)]
+        assert ["calc.py +1 −1", "calc.py +1 −1", "other.py +1 −1"] == [n for n in notes if "+1 −1" in n], notes
     assert (project / "other.py").read_text() == "Y = 2\n"
 
 
@@ -92,7 +111,7 @@ async def test_always_for_the_project_asks_no_more(fake_llm, project: Path) -> N
         first = await next_approval(pilot)
         await pilot.press("p")
         await wait_for(pilot, lambda: not app.turn_running or isinstance(app.screen, ApprovalScreen) and app.screen is not first,
-                       what="the turn's end (or another question)")
+                       timeout=HANG, what="the turn's end (or another question)")
         assert not isinstance(app.screen, ApprovalScreen), f"asked again about {asked_path(app.screen)}"
         await finish_turn(pilot)
         assert (project / "calc.py").read_text() == EDITED and (project / "other.py").read_text() == "Y = 2\n"

@@ -53,11 +53,14 @@ class ApprovalScreen(ModalScreen[Decision]):
     BINDINGS = [
         Binding("y", "decide('allow_once')", "Allow once", id="approval.once"),
         Binding("a", "decide('allow_session')", "Always this session", id="approval.session"),
-        Binding("a", "decide('allow_session', 'file')", "Always: this file", id="approval.file"),
-        Binding("p", "decide('allow_project')", "Always: project", id="approval.project"),
+        Binding("a", "decide('allow_session', 'file')", "Always: this file", id="approval.file",
+                tooltip="Always this session for this file (editFile)"),
+        Binding("p", "decide('allow_project')", "Always: project", id="approval.project",
+                tooltip="Always this session for any file in the project (editFile; protected files stay refused)"),
         Binding("n,escape", "decide('deny')", "Deny", id="approval.deny"),
         # priority: the dialog's own scroll keys (it holds the focused button) would otherwise hide "↑↓ Scroll"
-        Binding("up", "scroll_detail('up')", "Scroll", key_display="↑↓", priority=True, id="approval.scroll"),
+        Binding("up", "scroll_detail('up')", "Scroll", key_display="↑↓", priority=True, id="approval.scroll",
+                tooltip="Scroll what will run (↑ ↓ PgUp PgDn Home End)"),
         Binding("down", "scroll_detail('down')", show=False, priority=True),
         Binding("pageup", "scroll_detail('page_up')", show=False, priority=True),
         Binding("pagedown", "scroll_detail('page_down')", show=False, priority=True),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
@@ -21,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from core.types import ToolCall
+from tui.diff_text import diff_preview
 from tui.format import (
     NEVER_RAN,
     STATUS_ICONS,
@@ -37,6 +39,7 @@ from tui.format import (
 Clock = Callable[[], float]
 
 RESULT_PREVIEW_LINES = 12
+DIFF_PREVIEW_LINES = 6
 LIVE_LINES = 6
 """Lines of a running call's live output shown under it."""
 LIVE_KEEP = 4_000
@@ -137,6 +140,8 @@ class ToolCallView(Widget, can_focus=True):
 
         for line in files_lines(record.metadata.get("files_changed")):  # issue 26: what the call created, changed, deleted
             parts.append(Text(f"  {line}", style="dim", no_wrap=True, overflow="ellipsis"))
+        if record.metadata.get("edit_summary") and record.status == "success" and not self.expanded:  # issue 26: editFile's diff
+            parts.append(Padding(diff_preview(record.result, DIFF_PREVIEW_LINES), (0, 0, 0, 2)))
         if record.metadata.get("unchanged_since") and not self.expanded:
             parts.append(Text("  unchanged: not resent", style="dim italic", no_wrap=True, overflow="ellipsis"))
         if record.status in NEVER_RAN and record.result and not self.expanded:
