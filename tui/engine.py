@@ -102,6 +102,8 @@ class Engine:
                  factory: "Callable[[], Application] | None" = None, project_root: Path | None = None) -> None:
         self._settings = settings
         self.load_settings = load_settings
+        if factory is None and load_settings is not None:  # deferred: the Application from the settings once loaded
+            factory = lambda: self._application(self.settings)  # noqa: E731
         self._factory = factory
         self._project_root = project_root
         self._state: EngineState = state or Loading()
@@ -113,9 +115,7 @@ class Engine:
     @classmethod
     def deferred(cls, load_settings: "Callable[[], Settings]", *, project_root: Path | None = None) -> "Engine":
         """Loading: the settings and then the Application come after the first frame, in threads (the CLI)."""
-        engine = cls(None, load_settings=load_settings, project_root=project_root)
-        engine._factory = lambda: engine._application(engine.settings)
-        return engine
+        return cls(None, load_settings=load_settings, project_root=project_root)
 
     @classmethod
     def built(cls, settings: "Settings") -> "Engine":
