@@ -83,7 +83,9 @@ class Settings(BaseSettings):
         extra="forbid",
         validate_default=False,
         coerce_numbers_to_str=True,
+        frozen=True,
     )
+    """Read-only once loaded (issue 24): a change of mode or model is the session's, never written here."""
 
     provider: ProviderName = "anthropic"
     """Which model provider to use: ``anthropic`` or ``openai`` (any OpenAI-compatible endpoint)."""

@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -77,3 +77,10 @@ def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
         yield server
+
+
+def marked_settings(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The values of the test's ``@pytest.mark.settings(...)``: settings are read-only after start
+    (issue 24), so a test that needs other limits has its engine or handler built with them."""
+    marker = request.node.get_closest_marker("settings")
+    return dict(marker.kwargs) if marker else {}

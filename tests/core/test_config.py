@@ -153,3 +153,19 @@ def test_a_bad_price_names_the_model_and_field(tmp_path):
         load_settings(environ={}, project_root=tmp_path)
     write_user_config('[prices."my-model"]\ninput = 1.5\noutput = 2\n')
     assert load_settings(environ={}, project_root=tmp_path).prices == {"my-model": {"input": 1.5, "output": 2.0}}
+
+
+def test_settings_are_read_only_once_loaded(tmp_path) -> None:
+    """Issue 24: the settings are read once; a change of mode or model is the session's, so a
+    write to a loaded Settings raises and leaves the value as it was."""
+    import pydantic
+
+    from core.config import load_settings
+
+    settings = load_settings({"approval_mode": "ask"}, environ={}, project_root=tmp_path, user_config=tmp_path / "none.toml")
+    for name, value in (("approval_mode", "allow"), ("max_tool_calls", 99), ("project_root", tmp_path.parent)):
+        with pytest.raises(pydantic.ValidationError, match="frozen"):
+            setattr(settings, name, value)
+    assert (settings.approval_mode, settings.max_tool_calls, settings.project_root) == ("ask", 10, tmp_path.resolve())
+    switched = settings.model_copy(update={"model": "claude-haiku-4-5"})  # what /model does: a copy
+    assert switched.model == "claude-haiku-4-5" and settings.model == ""

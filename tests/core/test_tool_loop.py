@@ -256,20 +256,28 @@ async def test_cancel_mid_tool_answers_the_call(make_handler, fake_llm, provider
 
 
 async def test_context_warning_at_80_percent_and_refusal_at_100(make_handler, fake_llm):
-    handler = make_handler()
-    fake_llm.script(Reply(text="ok"), Reply(text="ok"))
+    # Settings are read-only after start (issue 24): a first handler with a large window measures
+    # what the conversation holds after the first answer (the prompt the provider reported plus the
+    # answer); a window of which that is 80 % puts the second request (it adds a question) past 80 %
+    # and the first (without the answer) below it.
+    probe = make_handler()
+    fake_llm.script(Reply(text="ok " * 40))
+    await collect(probe, "hello")
+    window = int(probe.get_resource_metrics()["estimated_tokens"] / 0.8)
+
+    handler = make_handler(context_window=window)
+    fake_llm.script(Reply(text="ok " * 40), Reply(text="ok"))
     first = await collect(handler, "hello")
     assert not [e for e in first if isinstance(e, ev.Warning)]
     # the next request: the prompt the provider reported, plus an estimate of what was added since
-    handler.config.context_window = int(handler.last_usage.prompt_tokens * 1.2)
     events = await collect(handler, "hello")
     warnings = [e for e in events if isinstance(e, ev.Warning)]
     assert [w.code for w in warnings] == ["context_80"]
     assert events[-1].kind == "turn_completed"
 
-    handler.config.context_window = 100
+    tiny = make_handler(context_window=100)
     sent = len(fake_llm.requests)
-    events = await collect(handler, "hello again")
+    events = await collect(tiny, "hello again")
     failed = events[-1]
     assert isinstance(failed, ev.TurnFailed) and failed.reason == "resource_exhaustion"
     assert "context window" in failed.message.lower() and "not sent" in failed.message

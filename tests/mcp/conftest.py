@@ -13,6 +13,7 @@ from core.handlers.passthrough import PassthroughHandler
 from core.mcp import McpConfig, McpManager
 from core.mcp.config import parse_server
 from core.types import ApprovalRequest, Decision
+from tests.conftest import marked_settings
 from tests.core.conftest import make_provider
 from tests.fake_llm import FakeLLM
 
@@ -46,10 +47,10 @@ class Approvals:
 
 
 @pytest.fixture
-def handler(fake_llm: FakeLLM, tmp_path: Path) -> PassthroughHandler:
+def handler(fake_llm: FakeLLM, tmp_path: Path, request: pytest.FixtureRequest) -> PassthroughHandler:
     """A handler on the real Anthropic SDK pointed at the fake server, approving everything it is asked."""
     provider = make_provider("anthropic", fake_llm, max_retries=0)
-    built = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=0))
+    built = PassthroughHandler(None, None, provider, Settings(project_root=tmp_path, max_retries=0, **marked_settings(request)))
     built.approvals.set_approver(Approvals())
     return built
 

@@ -14,6 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core import events as ev
 from core.mcp import ServerState
 from core.types import Decision
@@ -196,8 +198,8 @@ async def test_cancelling_the_turn_sends_the_protocol_cancellation(handler, star
     assert handler.conversation_history[-1]["role"] == "tool" and "interrupted" in handler.conversation_history[-1]["content"]
 
 
+@pytest.mark.settings(max_tool_result_chars=5000)
 async def test_huge_result_is_capped_like_other_tool_results(handler, start_servers, fake_llm) -> None:
-    handler.config.max_tool_result_chars = 5000
     await start_servers(tiny=server_entry("tiny"))
     fake_llm.script(Reply(tools=[Tool("mcp__tiny__huge", {"size": 3_000_000})]), Reply("big"))
     events = await run_turn(handler)

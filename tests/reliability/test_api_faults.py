@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from core import events as ev
+from tests.conftest import marked_settings
 from tests.core.conftest import assert_history_valid
 from tests.fake_llm import Drop, FakeLLM, Garbage, HTTPError, Reply, Stall, StreamError, Tool
 from tests.reliability.support import API_KEY_CANARY, Engine, assert_no_leaks, collect, finished_calls, make_engine, transcript_text
@@ -30,8 +31,8 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def engine(kind: str, fake_llm: FakeLLM, tmp_path: Path, app_log: Path) -> Engine:
-    return make_engine(kind, fake_llm, tmp_path, max_retries=2)
+def engine(kind: str, fake_llm: FakeLLM, tmp_path: Path, app_log: Path, request: pytest.FixtureRequest) -> Engine:
+    return make_engine(kind, fake_llm, tmp_path, **{"max_retries": 2, **marked_settings(request)})
 
 
 def warnings(events: list[ev.Event]) -> list[str]:
@@ -102,9 +103,9 @@ async def test_connection_reset_inside_json_before_any_text_is_retried_once(
     assert_no_leaks(fake_llm)
 
 
+@pytest.mark.settings(idle_timeout=60)
 async def test_headers_then_silence_esc_ends_it(engine: Engine, fake_llm: FakeLLM) -> None:
     """The idle watchdog is long (60 s); Esc (cancelling the turn) must not wait for it."""
-    engine.handler.config.idle_timeout = 60
     fake_llm.script(Stall(before=0, seconds=30), Reply(text="back"))
     seen: list[ev.Event] = []
 
@@ -128,9 +129,8 @@ async def test_headers_then_silence_esc_ends_it(engine: Engine, fake_llm: FakeLL
 
 
 @pytest.mark.parametrize("stall", [Stall(before=0, seconds=120), Stall(reply=Reply(text="hello there"), before=2, seconds=120)], ids=["before-any-event", "mid-stream"])
+@pytest.mark.settings(idle_timeout=0.5, max_retries=0)
 async def test_silence_the_watchdog_ends_it(engine: Engine, fake_llm: FakeLLM, stall: Stall) -> None:
-    engine.handler.config.idle_timeout = 0.5
-    engine.handler.config.max_retries = 0
     fake_llm.script(stall)
     # The server stalls for 120 s (the server's stop ends it sooner): only the 0.5 s watchdog ends the turn
     # within the 60 s cap, however loaded the machine.
@@ -210,8 +210,8 @@ async def test_twenty_tool_calls_in_one_message_with_the_default_guard(engine: E
     assert_no_leaks(fake_llm)
 
 
+@pytest.mark.settings(max_tool_calls=20)
 async def test_twenty_tool_calls_in_one_message_all_answered(engine: Engine, fake_llm: FakeLLM, kind: str) -> None:
-    engine.handler.config.max_tool_calls = 20
     fake_llm.script(Reply(tools=[Tool("record", {"value": f"v{n}"}) for n in range(20)]), Reply(text="all done"))
     events = await collect(engine.handler, "twenty")
     assert [c.status for c in finished_calls(events)] == ["success"] * 20

@@ -22,6 +22,7 @@ import psutil
 import pytest
 
 from core import events as ev
+from tests.conftest import marked_settings
 from tests.core.conftest import assert_history_valid
 from tests.fake_llm import FakeLLM, Reply, Tool
 from tests.reliability.support import (
@@ -36,11 +37,11 @@ MAX_RSS_GROWTH = 48 * 2**20
 
 
 @pytest.fixture
-async def engine(fake_llm: FakeLLM, tmp_path: Path, app_log: Path) -> Engine:
+async def engine(fake_llm: FakeLLM, tmp_path: Path, app_log: Path, request: pytest.FixtureRequest) -> Engine:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "README.md").write_text("hello\n")
-    engine = make_engine("anthropic", fake_llm, root, approval_mode="allow", command_timeout=5)
+    engine = make_engine("anthropic", fake_llm, root, **{"approval_mode": "allow", "command_timeout": 5, **marked_settings(request)})
     fake_llm.script(Reply(text="warm"))
     await engine.handler.handle_query("warm up")  # the SDK import (tens of MB) is not the tool's doing
     fake_llm.clear()
@@ -159,11 +160,11 @@ async def test_endless_output_is_capped_and_the_loop_stays_responsive(
     assert_no_leaks(fake_llm)
 
 
+@pytest.mark.settings(command_timeout=1.0)
 @pytest.mark.parametrize("command", ["tail -f README.md | grep -v x", "tail -f README.md"])
 async def test_a_command_that_never_ends_is_killed_at_the_timeout(
     engine: Engine, fake_llm: FakeLLM, command: str
 ) -> None:
-    engine.handler.config.command_timeout = 1.0
     before = descendants()
     events, ran_meanwhile, _ = await run_command(engine, fake_llm, command)
     (call,) = finished_calls(events)
@@ -174,8 +175,8 @@ async def test_a_command_that_never_ends_is_killed_at_the_timeout(
     assert_no_leaks(fake_llm)
 
 
+@pytest.mark.settings(command_timeout=60)
 async def test_esc_during_a_command_kills_it_and_the_next_turn_works(engine: Engine, fake_llm: FakeLLM) -> None:
-    engine.handler.config.command_timeout = 60
     fake_llm.script(Reply(text="Waiting.", tools=[Tool("executeFilePathCommand", {"command": "tail -f README.md"})]))
     before = descendants()
     started_event = asyncio.Event()
