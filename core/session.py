@@ -92,6 +92,14 @@ class Session:
         """Errors, warnings and interruptions so far (a copy), each with ``at``, its place in :attr:`history`."""
         return list(self._incidents)
 
+    def rewound(self, incidents: list[Incident] | None = None, *, before: int | None = None) -> None:
+        """A rewind cut the conversation: keep ``incidents`` (read back from the transcript), or
+        those before message ``before`` (the history was cut in memory at that index)."""
+        if incidents is not None:
+            self._incidents = list(incidents)
+        elif before is not None:
+            self._incidents = [i for i in self._incidents if int(i.get("at") or 0) < before]
+
     def take_loaded(self) -> LoadedSession | None:
         """The transcript the last :meth:`start` read, once: the consumer redraws it, the session keeps only the conversation."""
         loaded, self.loaded = self.loaded, None

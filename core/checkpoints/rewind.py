@@ -225,9 +225,8 @@ def reload_conversation(checkpoints: Checkpoints, turn: int) -> None:
                 log.warning("the rewind record is not on disk yet; cutting the conversation in memory")
             else:
                 restore(loaded.messages, loaded.usage, loaded.compactions)
-                incidents = getattr(session, "_incidents", None)
-                if isinstance(incidents, list):
-                    incidents[:] = list(loaded.incidents)
+                if hasattr(session, "rewound"):
+                    session.rewound(list(loaded.incidents))
                 return
     _cut_in_memory(handler, session, turn)
 
@@ -239,9 +238,8 @@ def _cut_in_memory(handler: Any, session: Any, turn: int) -> None:
     if index is None:
         raise CheckpointError(f"Turn {turn} is not in the conversation the model sees now (it was compacted); "
                               "rewind it from the shell after quitting: assistant-tui rewind --conversation.")
-    incidents = getattr(session, "_incidents", None)
-    if isinstance(incidents, list):
-        incidents[:] = [i for i in incidents if int(i.get("at") or 0) < index]
+    if hasattr(session, "rewound"):
+        session.rewound(before=index)
 
 
 def _write_files(checkpoints: Checkpoints, chosen: list[FilePlan]) -> None:

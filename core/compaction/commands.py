@@ -30,8 +30,7 @@ class ModelSwitchError(ValueError):
 
 
 def _busy(handler: Any) -> bool:
-    turn = getattr(handler, "_turn", None)
-    return turn is not None and not turn.finished
+    return bool(getattr(handler, "turn_running", False))
 
 
 async def compact_now(handler: Any, focus: str = "") -> str:

@@ -157,6 +157,11 @@ class PassthroughHandler(RequestMixin, BaseHandler):
         """Snapshot the project before every writer (and diff after a command) through ``checkpoints``."""
         self._checkpoints = checkpoints
 
+    @property
+    def turn_running(self) -> bool:
+        """True while a user turn is in progress (``/compact`` waits for it to end)."""
+        return self._turn is not None and not self._turn.finished
+
     def use_model(self, provider: str, model: str) -> None:
         """The next requests go to ``provider``'s ``model`` (``/model``), the conversation carried over.
 
