@@ -32,6 +32,15 @@ class AddOutcome:
     """The files go past the budget: the user is being asked before they are added."""
     glob: bool = False
     """The pattern was a glob or a directory (files git ignores are left out of those)."""
+    context_after: int = 0
+    """The context's token figure once these files are added (0 when nothing measures it)."""
+    budget: int = 0
+    """The context window those tokens are weighed against (0 when unknown)."""
+
+    @property
+    def over_budget(self) -> bool:
+        """Adding the files would take the context past its window: the user is asked first."""
+        return bool(self.added and self.budget and self.context_after > self.budget)
 
 
 def plan_add(pattern: str, root: Path, current: list[str], policy: FilePolicy | None = None) -> AddOutcome:

@@ -247,8 +247,13 @@ class Session:
 
     # -- file context ------------------------------------------------------------------
     async def plan_add(self, pattern: str) -> AddOutcome:
-        """Which files of ``pattern`` may be added (refused ones with the reason); nothing changes yet."""
-        return await asyncio.to_thread(self.context.plan_add, pattern)
+        """Which files of ``pattern`` may be added (refused ones with the reason) and where they would
+        take the context (:attr:`AddOutcome.over_budget`); nothing changes yet."""
+        outcome = await asyncio.to_thread(self.context.plan_add, pattern)
+        figure = self.metrics()
+        outcome.budget = int(figure.get("context_window") or 0)
+        outcome.context_after = int(figure.get("estimated_tokens") or 0) + outcome.tokens
+        return outcome
 
     async def commit_add(self, outcome: AddOutcome) -> list[str]:
         """Pick the files a :meth:`plan_add` allowed; returns the paths newly picked."""

@@ -73,10 +73,8 @@ class FileContext:
         if not (outcome.added or outcome.refused or outcome.already):
             ignored = " Files git ignores are left out of globs and directories: name one to add it." if outcome.glob else ""
             await self.chat.add(NoteMessage(f"No file matches {pattern!r} in {session.project_root}.{ignored}", kind="warning"))
-        figure = self.engine.metrics() or {}  # the context figure as core computes it, not read back from the pane
-        budget = int(figure.get("context_window") or 0)
-        after = int(figure.get("estimated_tokens") or 0) + outcome.tokens
-        if outcome.added and budget and after > budget:
+        if outcome.over_budget:  # core weighs the files against the window (issue 24), the pane only shows figures
+            budget, after = outcome.budget, outcome.context_after
             from tui.screens.confirm import ConfirmScreen
 
             files = len(outcome.added)

@@ -19,8 +19,9 @@ from core.types import ApprovalRequest, Decision
 from tests.fake_llm import FakeLLM, Reply, Tool
 
 
-def make_application(fake_llm: FakeLLM, root: Path) -> Application:
+def make_application(fake_llm: FakeLLM, root: Path, **values: Any) -> Application:
     settings = Settings(
+        **values,
         provider="anthropic",
         model="claude-test",
         anthropic_base_url=fake_llm.anthropic_url,
@@ -147,4 +148,19 @@ async def test_a_consumer_that_raises_mid_stream_leaves_the_session_free(fake_ll
     assert isinstance(events[-1], ev.TurnCompleted), events[-1]
     assert events[-1].result["content"] == "second"
     assert state.metrics()["user_turns"] == 2
+    state.close()
+
+
+async def test_the_session_weighs_files_against_the_window_before_they_are_added(fake_llm: FakeLLM, project: Path) -> None:
+    """Issue 24: the over-budget question of /add is answered in core, from the session's figures,
+    not by the context pane; nothing is picked by planning."""
+    (project / "big.txt").write_text("word " * 4000)
+    probe = make_application(fake_llm, project).session_state
+    base = probe.metrics()["estimated_tokens"]  # the system prompt and tools, before any file
+    state = make_application(fake_llm, project, context_window=base + 1000).session_state
+    state.start()
+    big, small = await state.plan_add("big.txt"), await state.plan_add("README.md")
+    assert big.over_budget and big.budget == base + 1000 and big.context_after == base + big.tokens
+    assert not small.over_budget and small.context_after == base + small.tokens
+    assert state.context.picked == []
     state.close()
