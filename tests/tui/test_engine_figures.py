@@ -11,7 +11,6 @@ from core.config import Settings
 from tests.fake_llm import FakeLLM, Reply, Tool
 from tests.tui.conftest import SIZE, finish_turn, send, started
 from tui.app import AssistantApp
-from tui.widgets.status import StatusLine
 
 CONTEXT = ("estimated_tokens", "context_estimated_tokens", "context_window")
 
@@ -32,7 +31,7 @@ async def test_the_pane_shows_cores_figure_and_no_widgets(real_app: AssistantApp
         assert core["estimated_tokens"] and core["context_window"] == real_settings.context_window
         assert _figure(real_app.context_pane.metrics) == core
         assert _figure(real_app.status.metrics) == core
-        real_app.status.post_message(StatusLine.ContextChanged({"estimated_tokens": 1, "context_estimated_tokens": 1, "context_window": 7}))
+        real_app.status.update_metrics({"estimated_tokens": 1, "context_estimated_tokens": 1, "context_window": 7})
         await pilot.pause()
         await real_app.screen.wait_for_refresh()
         assert _figure(real_app.context_pane.metrics) == core, "a widget's figure reached the pane"

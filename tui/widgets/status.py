@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.message import Message
 from textual.widgets import Static
 
-from tui.format import CONTEXT_KEYS, context_figure, format_tokens
+from tui.format import context_figure, format_tokens
 
 METER_CELLS = 8
 WARN_AT = 0.8
@@ -47,13 +46,6 @@ class StatusLine(Static):
     the model, the context figures and the state always stay.
     """
 
-    class ContextChanged(Message):
-        """The context figure changed: the context pane shows the same one (the app hands it over)."""
-
-        def __init__(self, figure: dict[str, Any]) -> None:
-            super().__init__()
-            self.figure = figure
-
     def __init__(self, *, provider: str, context_window: int = 0, max_tool_calls: int | None = None, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.provider = provider
@@ -71,12 +63,10 @@ class StatusLine(Static):
         self._render_line()
 
     def update_metrics(self, metrics: dict[str, Any]) -> None:
-        """Merge the handler's latest metrics and redraw."""
-        before = {k: self.metrics.get(k) for k in CONTEXT_KEYS}
+        """Merge the handler's latest metrics and redraw (the context pane gets the same figures from
+        the conversation, never from this widget)."""
         self.metrics.update({k: v for k, v in metrics.items() if v is not None})
         self._render_line()
-        if (figure := {k: self.metrics.get(k) for k in CONTEXT_KEYS}) != before:
-            self.post_message(self.ContextChanged(figure))
 
     def set_state(self, state: str) -> None:
         """What the app is doing: :data:`READY`, :data:`WAITING`, :data:`THINKING`, :data:`STREAMING`,
