@@ -213,15 +213,17 @@ def _protection(scan: ProjectScan, mount_points: MountPoints | None) -> list[str
             args += ["--ro-bind", empty_dir, directory]
         for path in mount_points.files:
             args += ["--ro-bind", _mask_file(readable=True), path]
-        exclude = mount_points.root / ".git" / "info" / "exclude"
-        if mount_points.files and exclude.is_file() and not (mount_points.root / ".git").is_symlink():
-            # git inside does not list the empty mount points as untracked files
-            names = [os.path.basename(p) for p in mount_points.files]
-            args += ["--ro-bind", _with_lines(str(exclude), names), str(exclude)]
     for directory in sorted(set(scan.protected_dirs)):
         args += ["--ro-bind", directory, directory]
     for path in sorted(set(scan.protected_files)):
         args += ["--ro-bind", path, path]
+    if mount_points is not None and mount_points.files:
+        # git inside does not list the empty mount points as untracked files; bound after
+        # .git's own read-only bind, which would otherwise cover it
+        exclude = mount_points.root / ".git" / "info" / "exclude"
+        if exclude.is_file() and not (mount_points.root / ".git").is_symlink():
+            names = [os.path.basename(p) for p in mount_points.files]
+            args += ["--ro-bind", _with_lines(str(exclude), names), str(exclude)]
     for path in scan.git_configs:
         copy = _masked_config(path)
         if copy is not None:

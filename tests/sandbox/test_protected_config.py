@@ -66,6 +66,19 @@ async def test_a_project_without_configuration_gets_none_planted(sandbox, plain)
     assert "cannot create .mcp.json: Read-only file system" in result.output
 
 
+async def test_git_inside_lists_no_mount_point_as_untracked(sandbox, tmp_path):
+    """The empty files bound over missing configuration names (.env, .mcp.json, .aider*...) are
+    not the user's: git in the sandbox must not show them to the model as untracked files."""
+    root = (tmp_path / "repo").resolve()
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "a.txt").write_text("hi\n")
+    result = await sandboxed(sandbox, root, "git status --porcelain --untracked-files=all")
+    assert result.returncode == 0, result.output
+    assert result.output.splitlines() == ["?? a.txt"]
+    assert sorted(os.listdir(root)) == [".git", "a.txt"]
+
+
 async def test_existing_configuration_stays_as_it_was(sandbox, tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
