@@ -168,8 +168,7 @@ async def test_read_only_files_reach_aider_as_read_only(fake_llm, aider_settings
     handler = PassthroughHandler(None, None, OpenAICompatibleProvider("fake-model", base_url=fake_llm.openai_url, api_key="k"), aider_settings)
     register_aider_tools(handler, AiderBridge(aider_settings))
     login = git_repo / "auth" / "login.py"
-    handler.pinned_files = [str(login)]
-    handler.read_only_files = [str(login)]
+    handler.file_context.replace([str(login)], [str(login)])
     original = login.read_text()
     fake_llm.script(Reply(text=whole_file_edit("auth/login.py", "def login(user, password):\n    return True\n") + "\n" + whole_file_edit("calc.py", "def add(a, b):\n    return b + a\n")))
     result = await handler._execute_tool("aiderAutomatic", {"prompt": "Use login in calc", "file_context": ["calc.py"]})
@@ -211,8 +210,7 @@ async def test_approval_shows_the_files_aider_will_get(fake_llm, aider_settings,
 
     handler = PassthroughHandler(None, None, OpenAICompatibleProvider("fake-model", base_url=fake_llm.openai_url, api_key="k"), aider_settings)
     register_aider_tools(handler, AiderBridge(aider_settings))
-    handler.pinned_files = [str(git_repo / "README.md")]
-    handler.read_only_files = [str(git_repo / "README.md")]
+    handler.file_context.replace([str(git_repo / "README.md")], [str(git_repo / "README.md")])
     asked = []
 
     async def deny(request):
