@@ -9,6 +9,7 @@ so far. Without one (the engine failed to start) the files are listed with
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ class FileSource:
         self.memory = memory_system if hasattr(memory_system, "search_files") else None
         runtime.tune_memory(self.memory)
         self._own: Any = None
+        self._own_lock = threading.Lock()
         self.generation = 0
         """Bumped whenever a listing finishes (the picker redraws its results)."""
         self._listed_at = float("-inf")
@@ -46,11 +48,14 @@ class FileSource:
     @property
     def _matcher(self) -> Any:
         # Imported on first use: the matcher needs numpy, which start-up should not wait for.
-        if self._own is None:
-            from core.memory.fuzzy import FuzzyMatcher
+        # Made once under a lock: the listing thread and the event loop may both ask first,
+        # and a second matcher made while the first imports would replace the listed one.
+        with self._own_lock:
+            if self._own is None:
+                from core.memory.fuzzy import FuzzyMatcher
 
-            self._own = FuzzyMatcher(prepare=False)
-        return self._own
+                self._own = FuzzyMatcher(prepare=False)
+            return self._own
 
     def load(self) -> None:
         """Start (or do) the listing."""
@@ -80,7 +85,7 @@ class FileSource:
     @property
     def count(self) -> int:
         """Files searchable right now (grows while indexing)."""
-        matcher = getattr(self.memory, "matcher", None) if self.memory is not None else self._matcher
+        matcher = getattr(self.memory, "matcher", None) if self.memory is not None else self._own  # never imports on the loop
         return len(matcher) if matcher is not None else 0
 
     def search(self, query: str, limit: int) -> list[tuple[str, list[int]]]:

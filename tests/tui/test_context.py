@@ -40,6 +40,20 @@ async def test_picker_multi_selects_and_adds(real_app: AssistantApp) -> None:
         assert type(real_app.screen).__name__ != "FilePickerScreen"
 
 
+async def test_picker_hint_counts_what_the_query_shows(real_app: AssistantApp) -> None:
+    """Tried as a new user: typing a query that left 2 files on screen, the hint still said "3 files"."""
+    async with real_app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: real_app.files.count >= 3)
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: type(real_app.screen).__name__ == "FilePickerScreen")
+        hint = lambda: str(real_app.screen.query_one("#picker-hint").render())  # noqa: E731
+        await wait_for(pilot, lambda: "· 3 files ·" in hint(), what="the whole list counted")
+        await pilot.press(*"py")
+        await wait_for(pilot, lambda: real_app.screen.results[:2] == ["src/app.py", "src/auth.py"])
+        shown = len(real_app.screen.results)
+        await wait_for(pilot, lambda: f"· {shown} of 3 files ·" in hint(), what=f"'{shown} of 3 files' in the hint")
+
+
 async def test_pane_drop_and_read_only(real_app: AssistantApp) -> None:
     async with real_app.run_test(size=SIZE) as pilot:
         await send(pilot, "/add src/*.py")

@@ -52,6 +52,7 @@ class FilePickerScreen(ModalScreen[list[str]]):
         self.files = files
         self.selected: list[str] = []
         self.results: list[str] = []
+        self._filtered = False
         self._resume_collections = lambda: None
 
     def compose(self) -> ComposeResult:
@@ -86,12 +87,21 @@ class FilePickerScreen(ModalScreen[list[str]]):
         """Search for ``query`` and show the best matches."""
         matches = self.files.search(query, MAX_RESULTS)
         self.results = [path for path, _ in matches]
+        self._filtered = bool(query.strip())
         self.query_one(PathList).show(matches, self.selected)
         self._update_hint()
 
     def _update_hint(self) -> None:
-        hint = f"{len(self.selected)} selected · {self.files.count} files · Space selects · Enter adds · Esc closes"
+        hint = f"{len(self.selected)} selected · {self._shown()} · Space selects · Enter adds · Esc closes"
         self.query_one("#picker-hint", Static).update(hint, layout=False)
+
+    def _shown(self) -> str:
+        """How many files the list holds: all of them, or how many of them match the query."""
+        total = self.files.count
+        if not self._filtered:
+            return f"{total:,} files"
+        shown = len(self.results)
+        return f"top {shown} of {total:,} files" if shown >= MAX_RESULTS else f"{shown} of {total:,} files"
 
     def action_move(self, step: int) -> None:
         self.query_one(PathList).move(step)
