@@ -165,6 +165,23 @@ def canary_key(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> str:
     return API_KEY_CANARY
 
 
+_OPENED: list[Any] = []
+"""Session writers and sessions the helpers below opened, closed after each test (their files and locks)."""
+
+
+@pytest.fixture(autouse=True)
+def close_what_was_opened() -> Iterator[None]:
+    """Close every transcript a test's engine or application opened: each held a file and a lock
+    for the rest of the process (79 open session files in one worker)."""
+    yield
+    while _OPENED:
+        opened = _OPENED.pop()
+        try:
+            opened.close()
+        except Exception:  # a transcript the test broke on purpose: its own assertions covered it
+            logging.getLogger(__name__).warning("closing %r after the test failed", opened, exc_info=True)
+
+
 @pytest.fixture
 def app_log() -> Iterator[Path]:
     """The application's file logging, set up as the CLI does (secrets redacted), restored afterwards."""
@@ -235,6 +252,7 @@ def make_engine(kind: str, fake: FakeLLM, root: Path, *, transcript: bool = True
     if transcript:
         store = SessionStore()
         engine.writer = store.writer(store.create(root), provider=kind, model=settings.model_name)
+        _OPENED.append(engine.writer)
         handler.add_observer(SessionRecorder(engine.writer))
     return engine
 
@@ -247,6 +265,7 @@ def make_application(kind: str, fake: FakeLLM, root: Path, *, record: bool = Tru
     application = Application(settings_for(kind, fake, root, **overrides), pacing=Pacing(retry_base_delay=0.01))
     if record:
         application.session_state.start()
+        _OPENED.append(application.session_state)
     return application
 
 
