@@ -15,6 +15,7 @@ import pytest
 from rich.console import Console
 
 from core.config import Settings
+from tests.core.test_edit_file_approvals import CALC, edit  # the same project file and editFile call as the engine's tests
 from tests.fake_llm import Reply, Tool
 from tests.tui.conftest import FixedClock, finish_turn, refreshed, send, started, wait_for
 from tui.app import make_app
@@ -25,7 +26,6 @@ from tui.widgets.trace import ToolCallView
 SMALL = (80, 24)
 HANG = 120.0
 """Seconds to wait for the model's next step (a hang guard: the first request imports the SDK, slow on a loaded machine)."""
-CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 EDITED = CALC.replace("a + b", "b + a").replace("a - b", "-(b - a)")
 BIG = "".join(f"x{i} = {i}\n" for i in range(120))
 
@@ -38,10 +38,6 @@ def project(tmp_path: Path) -> Path:
     (root / "other.py").write_text("Y = 1\n")
     (root / "big.py").write_text(BIG)
     return root
-
-
-def edit(path: str, old: str, new: str) -> Tool:
-    return Tool("editFile", {"path": path, "edits": [{"old_text": old, "new_text": new}]})
 
 
 def script(fake_llm: Any) -> None:
