@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -88,7 +89,7 @@ def _empty_dir() -> str:
 def _masked_config(path: str) -> str | None:
     """A private copy of a git configuration file without credentials; None when it holds none."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8", errors="surrogateescape") as handle:
             text = handle.read()
     except OSError:
         return None
@@ -110,10 +111,26 @@ def _private_copy(text: str) -> str:
     return copy
 
 
+def _inside_git_dir(path: Path) -> bool:
+    """``path`` is a regular file of the project's own ``.git`` directory, reached through no link.
+
+    A planted repository may make ``.git/info/exclude`` (or ``.git/info``) a link to a host
+    file such as a private key: its copy would then be readable inside the sandbox.
+    """
+    git_dir = path.parent.parent
+    try:
+        if git_dir.is_symlink() or path.parent.is_symlink() or not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    real = os.path.realpath(path)
+    return real.startswith(os.path.realpath(git_dir) + os.sep)
+
+
 def _with_lines(path: str, lines: list[str]) -> str:
     """A private copy of a text file with ``lines`` appended."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8", errors="surrogateescape") as handle:
             text = handle.read()
     except OSError:
         text = ""
@@ -221,7 +238,7 @@ def _protection(scan: ProjectScan, mount_points: MountPoints | None) -> list[str
         # git inside does not list the empty mount points as untracked files; bound after
         # .git's own read-only bind, which would otherwise cover it
         exclude = mount_points.root / ".git" / "info" / "exclude"
-        if exclude.is_file() and not (mount_points.root / ".git").is_symlink():
+        if _inside_git_dir(exclude):
             names = [os.path.basename(p) for p in mount_points.files]
             args += ["--ro-bind", _with_lines(str(exclude), names), str(exclude)]
     for path in scan.git_configs:

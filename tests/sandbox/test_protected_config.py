@@ -79,6 +79,31 @@ async def test_git_inside_lists_no_mount_point_as_untracked(sandbox, tmp_path):
     assert sorted(os.listdir(root)) == [".git", "a.txt"]
 
 
+@pytest.mark.parametrize("link", ["exclude", "info"])
+async def test_a_linked_exclude_file_shows_no_host_file_inside(sandbox, tmp_path, link):
+    """As an attacker: a planted repository whose .git/info/exclude (or .git/info) links to a
+    host file outside the project; the sandbox's copy of it must not carry that file in."""
+    secret = tmp_path / "outside" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE-KEY-CANARY-7731\n")
+    root = (tmp_path / "repo").resolve()
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    info = root / ".git" / "info"
+    if link == "exclude":
+        (info / "exclude").unlink()
+        (info / "exclude").symlink_to(secret)
+    else:
+        (secret.parent / "exclude").write_text("PRIVATE-KEY-CANARY-7731\n")
+        for entry in info.iterdir():
+            entry.unlink()
+        info.rmdir()
+        info.symlink_to(secret.parent)
+    result = await sandboxed(sandbox, root, "cat .git/info/exclude; git status --porcelain; echo finished")
+    assert "finished" in result.output
+    assert "PRIVATE-KEY-CANARY-7731" not in result.output
+
+
 async def test_existing_configuration_stays_as_it_was(sandbox, tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
