@@ -53,8 +53,9 @@ def loop_script(gate: Gate, call: ToolCall) -> list[Any]:
 
 
 async def test_the_status_line_keeps_turn_and_tool_counter_when_a_cost_is_shown(settings, project) -> None:
-    """At 80 columns, during a tool loop with a cost: "turn 1 · tools 1/10" stays; the meter, the
-    provider's prefix and the Σ spend go first. Before the first token it says it waits for the model."""
+    """At 80 columns, during a tool loop with a cost: "turn 1 · tools 1/10" and the cost stay; the meter and
+    the provider's prefix go, the spend loses its tokens and the state its verb ("readFile…"). Before the
+    first token it says it waits for the model."""
     gate = Gate()
     call = ToolCall(id="c1", name="readFile", parameters={"path": "src/auth.py"})
     app = build(settings, project, loop_script(gate, call))
@@ -64,10 +65,10 @@ async def test_the_status_line_keeps_turn_and_tool_counter_when_a_cost_is_shown(
         await refreshed(pilot)
         assert "waiting for the model" in status_text(app) and "thinking" not in status_text(app)
         gate.open()
-        await wait_for(pilot, lambda: "c1" in app.trace.records and "running readFile" in status_text(app))
+        await wait_for(pilot, lambda: "c1" in app.trace.records and "readFile…" in status_text(app))
         await refreshed(pilot)
         bottom = screen_lines(app)[-2]
-        assert "turn 1 · tools 1/10" in bottom, bottom
+        assert "turn 1 · tools 1/10" in bottom and "Σ $1.37" in bottom, bottom
         assert "claude-sonnet-4-5" in bottom and "~41k/200k" in bottom or "41k/200k" in bottom, bottom
 
 

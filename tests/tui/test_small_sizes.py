@@ -77,18 +77,20 @@ class TestStatusLine:
     def test_wide_shows_everything(self) -> None:
         assert fit_line(parts(), 200).plain == " anthropic:claude-sonnet-4-5 · turn 3 · tools 2/10 · ██████░░ ~172k/200k ⚠ 86% of context · ready · Σ 412k $1.37"
 
-    def test_narrow_drops_vendor_meter_spend_warning_then_turn_and_keeps_the_tool_counter(self) -> None:
+    def test_narrow_shortens_before_it_drops_and_keeps_turn_tools_and_cost_at_80(self) -> None:
         assert fit_line(parts(), 100).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k ⚠ 86% of context · ready · Σ 412k $1.37"
-        assert fit_line(parts(), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k ⚠ 86% of context · ready"
-        assert fit_line(parts("running readFile…"), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k · running readFile…"
-        assert fit_line(parts(), 60).plain == " claude-sonnet-4-5 · tools 2/10 · ~172k/200k · ready"
+        assert fit_line(parts(), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k ⚠ 86% · ready · Σ $1.37"
+        assert fit_line(parts("running readFile…"), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k · readFile… · Σ $1.37"
+        assert fit_line(parts("waiting for the model…"), 80).plain == " claude-sonnet-4-5 · turn 3 · tools 2/10 · ~172k/200k ⚠ 86% · waiting… · Σ $1.37"
+        assert fit_line(parts("running executeFilePathCommand…"), 80).plain == " claude-sonn… · turn 3 · tools 2/10 · ~172k/200k · executeFilePathCom… · Σ $1.37"
+        assert fit_line(parts(), 60).plain == " claude-sonnet-… · tools 2/10 · ~172k/200k · ready · Σ $1.37"
 
     def test_too_narrow_even_then_keeps_the_model_name_and_the_state(self) -> None:
-        line = fit_line(parts("running executeFilePathCommand"), 64).plain
-        assert line == " claude-sonnet-4-5 · ~172k/200k · running executeFilePathCommand"
-        line = fit_line(parts("waiting for your approval of runCommand:curl"), 60).plain
-        assert line == " claude-sonn… · ~172k/200k · waiting for your approval of r…"
-        assert cell_len(line) <= 60
+        line = fit_line(parts("running executeFilePathCommand"), 50).plain
+        assert line == " claude-sonnet-4-5 · ~172k/200k · executeFilePath…"
+        line = fit_line(parts("waiting for your approval of runCommand:curl"), 40).plain
+        assert line == " claude-sonn… · ~172k/200k · approve ru…"
+        assert cell_len(line) <= 40
 
 
 def key(key_display: str, description: str, action: str) -> FooterKey:

@@ -80,9 +80,10 @@ class TestStatusLineSmall:
     """The main screen mid-turn at 80x24: status line, footer, trace header and a long URL."""
 
     def test_keeps_model_context_state(self, snap_compare, settings, project):
-        """Status line (orange: the context is 86% full): "claude-sonnet-4-5 · tools 1/10 · ~172k/200k ·
-        running executeFilePathCommand…": model, the tool counter, context figures and state kept; the
-        provider's prefix, the meter, the spend, the warning's words and the turn left out (in that order). Footer: Send, Newline, esc Cancel, Pick, … f1 Help and ^p palette,
+        """Status line (orange: the context is 86% full): "claude-sonn… · turn 1 · tools 1/10 · ~172k/200k ·
+        executeFilePathCom… · Σ $1.37": model, turn, tool counter, context figures, state and cost kept at 80
+        columns; the provider's prefix, the meter, the spend's tokens and the warning left out, the model's
+        name and the state cut. Footer: Send, Newline, esc Cancel, Pick, … f1 Help and ^p palette,
         whole keys only. Trace: "turn 1 · where is the token checked in the…" cut with an ellipsis.
         Chat: the URL broken after "/" and "-", never inside a word."""
         find = ToolCall(id="call_1", name="executeFilePathCommand", parameters={"command": "git ls-files '*.py'"})

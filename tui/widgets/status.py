@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.text import Text
@@ -11,13 +12,32 @@ from tui.format import context_figure, format_tokens
 
 METER_CELLS = 8
 WARN_AT = 0.8
-DROP_ORDER = ("vendor", "meter", "spend", "warning", "turn", "tools")
-"""What the status line leaves out, first to last, when the terminal is too narrow for all of it.
+STEPS: tuple[tuple[str, str], ...] = (
+    ("provider", "short"),
+    ("meter", "drop"),
+    ("spend", "short"),
+    ("warning", "short"),
+    ("state", "short"),
+    ("context", "short"),
+    ("warning", "drop"),
+    ("provider", "cut"),
+    ("state", "cut"),
+    ("turn", "drop"),
+    ("spend", "drop"),
+    ("tools", "drop"),
+)
+"""How the status line gets shorter when the terminal is too narrow for all of it, first to last.
 
-"vendor" is the provider's prefix of the model's name (``anthropic:``). The tool-call counter
-goes last: during a tool loop it is what the line is watched for (at 80 columns it stays, with
-the turn, while a cost is shown). The warning's colour stays when its words go. Model, context
-figures and state always stay: they are what a glance at the line is for.
+``short`` replaces a part by its short form (:func:`shorter`): the model's name without the
+provider's prefix (``claude-sonnet-4-5``), the session's spend without its tokens (``Σ ≥ $1.37``),
+the warning without its words (``⚠ 86%``), the state in one word (``waiting…``, ``readFile…``),
+the context figures without where the window came from; ``cut`` shortens the model's name (to
+:data:`MODEL_CELLS` at least) or the state (to :data:`STATE_CELLS`) with an ellipsis; ``drop`` leaves
+the part out. At 80 columns every part that matters stays: the
+model, ``turn N``, ``tools n/10``, the context figures, the state and the session's cost (what a
+glance at the line is for during a tool loop, and after an interruption). Narrower, the turn goes,
+then the cost, then the tool counter; model, context and state always stay (a long state is cut
+at its end).
 """
 
 READY = "ready"
@@ -30,6 +50,9 @@ STREAMING = "streaming…"
 
 MODEL_CELLS = 12
 """Cells of the model's name kept however narrow the line (``claude-sonn…``)."""
+STATE_CELLS = 12
+"""Cells of the state kept before the turn is left out (``executeFileP…``)."""
+CUT_CELLS = {"provider": MODEL_CELLS, "state": STATE_CELLS}
 
 
 def meter(fraction: float, cells: int = METER_CELLS) -> str:
@@ -42,8 +65,8 @@ class StatusLine(Static):
     """One line: ``anthropic:claude · turn 3 · tools 2/10 · ████░░ ~41k/200k · ready · Σ 120k $0.21``.
 
     "turn" is the user's turn (messages sent); tools counts this turn's calls as they start.
-    When the line is wider than the terminal, parts are left out in :data:`DROP_ORDER`;
-    the model, the context figures and the state always stay.
+    When the line is wider than the terminal, parts are shortened or left out in :data:`STEPS`'
+    order; at 80 columns all of them stay in some form.
     """
 
     def __init__(self, *, provider: str, context_window: int = 0, max_tool_calls: int | None = None, id: str | None = None) -> None:
@@ -83,7 +106,7 @@ class StatusLine(Static):
         self._render_line()
 
     def _parts(self, fraction: float, figures: str, warn: bool) -> list[tuple[str, Text]]:
-        """The line's parts in display order, each named by what :data:`DROP_ORDER` calls it."""
+        """The line's parts in display order, each named as :data:`STEPS` calls it."""
         m = self.metrics
         parts = [
             ("provider", Text(self.provider, style="bold")),
@@ -118,27 +141,71 @@ class StatusLine(Static):
 def fit_line(parts: list[tuple[str, Text]], width: int) -> Text:
     """The status line from its named parts, fitted to ``width`` cells (0: unknown, all parts).
 
-    Parts are left out in :data:`DROP_ORDER` (first the provider's prefix: ``claude-sonnet-4-5``);
-    if model, context and state are still too wide, the model's name is cut.
+    Parts are shortened or left out in :data:`STEPS`' order until the line fits; if it is still
+    too wide, it is cut at its end (the state's last words).
     """
-    dropped = iter(DROP_ORDER)
+    steps = iter(STEPS)
+    uncut: dict[str, Text] = {}
     while width and _joined_length(parts) > width:
-        name = next(dropped, None)
-        if name is None:
-            model = parts[0][1].copy()
-            parts = [("provider", model), *parts[1:]]
-            keep = min(model.cell_len, MODEL_CELLS)  # the model stays recognisable; a long state is cut at its end instead
-            model.truncate(max(keep, model.cell_len - max(0, _joined_length(parts) - width)), overflow="ellipsis")
+        step = next(steps, None)
+        if step is None:
             break
-        if name == "vendor":
-            provider = parts[0][1]
-            parts = [("provider", Text(provider.plain.rpartition(":")[2], style=provider.style)), *parts[1:]]
-            continue
-        parts = [(key, text) for key, text in parts if key != name]
+        name, how = step
+        if how == "drop":
+            parts = [(key, text) for key, text in parts if key != name]
+        elif how == "cut":
+            uncut.update((key, text) for key, text in parts if key == name)
+            parts = _cut_part(parts, name, width)
+        else:
+            parts = [(key, shorter(key, text) if key == name else text) for key, text in parts]
+    for name, text in uncut.items():  # what a later step left room for goes back to the cut parts, in the order they were cut
+        parts = _cut_part([(key, text if key == name else other) for key, other in parts], name, width)
     line = _join(parts)
     if width and line.cell_len > width:
         line.truncate(width, overflow="ellipsis")
     return line
+
+
+def _cut_part(parts: list[tuple[str, Text]], name: str, width: int) -> list[tuple[str, Text]]:
+    """``parts`` with the part ``name`` cut (see :func:`_cut`) as far as the line is wider than ``width``."""
+    excess = _joined_length(parts) - width
+    return [(key, _cut(text, excess, CUT_CELLS[key]) if key == name else text) for key, text in parts]
+
+
+def _cut(text: Text, excess: int, least: int) -> Text:
+    """``text`` ``excess`` cells shorter, ending in an ellipsis, but never under ``least`` cells (it stays recognisable)."""
+    cut = text.copy()
+    keep = min(cut.cell_len, least)
+    cut.truncate(max(keep, cut.cell_len - max(0, excess)), overflow="ellipsis")
+    return cut
+
+
+_SPEND_TOKENS = re.compile(r"^Σ \S+ (?=(≥ )?\$)")
+_WARNING_WORDS = re.compile(r" of context$")
+_SOURCE = re.compile(r" \((server|setting|assumed)\)$")
+_RUNNING = re.compile(r"^running (.+)$")
+_APPROVAL = re.compile(r"^waiting for your approval of (.+)$")
+
+
+def shorter(name: str, text: Text) -> Text:
+    """The short form of the part ``name`` (see :data:`STEPS`); the text itself when it has none."""
+    plain = text.plain
+    if name == "provider":
+        plain = plain.rpartition(":")[2]
+    elif name == "spend":
+        plain = _SPEND_TOKENS.sub("Σ ", plain)
+    elif name == "warning":
+        plain = _WARNING_WORDS.sub("", plain)
+    elif name == "context":
+        plain = _SOURCE.sub("", plain)
+    elif name == "state":
+        plain = SHORT_STATES.get(plain) or _RUNNING.sub(r"\1", plain)
+        plain = _APPROVAL.sub(r"approve \1", plain)
+    return Text(plain, style=text.style)
+
+
+SHORT_STATES = {WAITING: "waiting…"}
+"""States with a one-word form; ``running readFile…`` becomes ``readFile…`` and an approval ``approve readFile…``."""
 
 
 def _separator(before: str, after: str) -> str:
