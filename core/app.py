@@ -133,9 +133,10 @@ class Application:
         await self.mcp.wait_started()
 
     async def aclose(self) -> None:
-        """Stop the MCP servers (their processes end) and close the session transcript."""
+        """Stop the MCP servers (their processes end), close the session transcript and the checkpoints' watch."""
         await self.mcp.aclose()
         self.session_state.close()
+        self.checkpoints.close()  # issue 26: the project's watch
 
     def _register_task_list_tool(self) -> None:
         spec = {

@@ -35,16 +35,20 @@ class Checkpoints:
     Args:
         project_root: The project.
         session: The ``core.session.Session`` whose transcript records them (None: kept in memory only).
-        repo: The shadow repository (default: the project's, in the state directory).
+        repo: The shadow repository (default: the project's, in the state directory, its directories watched).
     """
 
     def __init__(self, project_root: Path, session: Any = None, *, repo: ShadowRepo | None = None) -> None:
         self.root = Path(project_root).resolve()
         self.session = session
-        self.repo = repo or ShadowRepo(self.root)
+        self.repo = repo or ShadowRepo(self.root, watch=True)
         self.log = CheckpointLog()
         self._bound: str | None = None
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the project's watch (the application is closing)."""
+        self.repo.close()
 
     # -- the session's transcript ---------------------------------------------------------
     def sync(self) -> CheckpointLog:

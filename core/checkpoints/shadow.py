@@ -9,10 +9,12 @@ in-tree attribute that would change bytes on the way in (``text``, ``eol``, ``fi
 
 Two ways to take a snapshot, both ending in a tree id:
 
-- :meth:`ShadowRepo.snapshot_all`: tracked and untracked-not-ignored files. One ``git status``
-  compares the tree with the latest snapshot (the shadow's ``HEAD``), through the index's stat
-  cache and untracked cache, so an untouched tree is neither rehashed nor walked; when nothing
-  differs that snapshot is the answer (one git process). Otherwise only the paths it named go
+- :meth:`ShadowRepo.snapshot_all`: tracked and untracked-not-ignored files. When the project is
+  watched (``watch=True``, :mod:`core.checkpoints.inotify`) and no event came since the status
+  behind the latest snapshot began, that snapshot is the answer with no git process and no
+  ``lstat``. Otherwise one ``git status`` compares the tree with the latest snapshot (the shadow's
+  ``HEAD``), through the index's stat cache and untracked cache, so an untouched tree is neither
+  rehashed nor walked; when nothing differs that snapshot is the answer (one git process). Otherwise only the paths it named go
   into the index (``update-index``; ``git add -A`` when they are many or refused) and
   ``write-tree`` makes the tree;
 - :meth:`ShadowRepo.snapshot_paths`: only the named paths (a writer that says what it
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from core import paths
+from core.checkpoints.inotify import TreeWatch
 from core.checkpoints.objects import (
     EXECUTABLE, GITLINK, REGULAR, SYMLINK, Change, Entry, commit_tree, line_counts, read_disk, write_commit,
     write_object, write_tree,
@@ -78,9 +81,10 @@ class ShadowRepo:
     Args:
         project_root: The project (the work tree).
         git_dir: Where the shadow lives (default ``<state>/checkpoints/<project key>``).
+        watch: Watch the project's directories (inotify) so an unchanged tree needs no ``git status``.
     """
 
-    def __init__(self, project_root: Path, git_dir: Path | None = None) -> None:
+    def __init__(self, project_root: Path, git_dir: Path | None = None, *, watch: bool = False) -> None:
         self.root = Path(project_root).resolve()
         self.git_dir = Path(git_dir) if git_dir is not None else checkpoints_root() / project_key(self.root)
         self._env: dict[str, str] | None = None
@@ -89,6 +93,7 @@ class ShadowRepo:
         """Snapshot commits' trees already read."""
         self._ensured: tuple[object, ...] | None = None
         """The latest path snapshots' entries and bytes, so their difference needs no git process."""
+        self.watch = TreeWatch(str(self.root), self._ignored_directories) if watch else None
 
     # -- running git ---------------------------------------------------------------
     def env(self) -> dict[str, str]:
@@ -148,6 +153,8 @@ class ShadowRepo:
         key = (_stamp(user_exclude), _stamp(info / "exclude"), _stamp(info / "attributes"))
         if key == self._ensured:
             return  # nothing it reads changed since it last wrote them
+        if self.watch is not None:
+            self.watch.invalidate()  # what git ignores may have changed: the watched directories with it
         info.mkdir(exist_ok=True)
         _write_if_changed(info / "attributes", ATTRIBUTES)
         _write_if_changed(info / "exclude", self._excludes())
@@ -168,19 +175,41 @@ class ShadowRepo:
                     lines.append("/" + relative.as_posix() + "/")
         return "\n".join(lines) + "\n"
 
+    def close(self) -> None:
+        """Stop watching the project (a later whole-tree snapshot watches it again)."""
+        if self.watch is not None:
+            self.watch.close()
+
     # -- snapshots -------------------------------------------------------------------
     def snapshot_all(self) -> str:
         """Snapshot tracked and untracked-not-ignored files; returns the tree id."""
         with self.locked():
-            head = self._head_tree()
+            commit, head = self._head()
+            if head is not None and self.watch is not None and self.watch.unchanged(commit):
+                return head  # no event since the status behind it began
+            if self.watch is not None:
+                self.watch.arm()  # every change from here on leaves an event
             listed = self._differing() if head is not None else None
             if head is not None and listed == []:
+                if self.watch is not None:
+                    self.watch.covers(commit)
                 return head
             if listed is None or not self._update(listed):
                 self.git("add", "-A", "--ignore-errors", check=False)  # an unreadable file is skipped, named in the log
             tree = self.git("write-tree").decode().strip()
-            self._set_head(tree)
+            commit = self._set_head(tree)
+            if self.watch is not None:
+                self.watch.covers(commit)
             return tree
+
+    def _ignored_directories(self) -> list[str]:
+        """The directories git leaves out of a snapshot, whole (absolute paths); none when git cannot say."""
+        try:
+            out = self.git("ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z")
+        except CheckpointError as exc:
+            log.warning("checkpoint: %s; watching every directory", exc)
+            return []
+        return [str(self.root / os.fsdecode(name[:-1])) for name in out.split(b"\0") if name.endswith(b"/")]
 
     def _differing(self) -> list[str] | None:
         """The paths where the tree differs from the latest snapshot (``git status`` against ``HEAD``); None: unknown.
@@ -208,24 +237,25 @@ class ShadowRepo:
             return False
         return True
 
-    def _head_tree(self) -> str | None:
-        """The tree of the latest whole-tree snapshot (the detached ``HEAD`` commit), None when there is none."""
+    def _head(self) -> tuple[str, str | None]:
+        """The latest whole-tree snapshot: the detached ``HEAD`` commit and its tree (None when there is none)."""
         try:
             commit = (self.git_dir / "HEAD").read_text(encoding="ascii").strip()
         except (OSError, UnicodeDecodeError):
-            return None
+            return "", None
         if commit not in self._commits:
             tree = commit_tree(self.git_dir, commit)
             if tree is None:
-                return None
+                return commit, None
             self._commits[commit] = tree
-        return self._commits[commit]
+        return commit, self._commits[commit]
 
-    def _set_head(self, tree: str) -> None:
-        """Make ``tree`` the latest snapshot: a commit of it (written directly) as the detached ``HEAD``."""
+    def _set_head(self, tree: str) -> str:
+        """Make ``tree`` the latest snapshot: a commit of it (written directly) as the detached ``HEAD``; returns the commit."""
         commit = write_commit(self.git_dir, tree, IDENTITY)
         self._commits[commit] = tree
         atomic_write(self.git_dir / "HEAD", f"{commit}\n".encode(), durable=False)
+        return commit
 
     def snapshot_paths(self, relative: Sequence[str]) -> str:
         """Snapshot only ``relative`` paths (files; a missing one is recorded as absent); returns the tree id.
