@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.filter import LineFilter
 
-from tui import commands, draft
+from tui import commands, draft, runtime
 from tui.commands import COMMANDS, complete
 from tui.context_ops import FileContext
 from tui.conversation import Conversation
@@ -124,6 +124,7 @@ class AssistantApp(App[None]):
 
     async def on_mount(self) -> None:
         self.prompt.focus()
+        self.call_after_refresh(runtime.first_frame)  # the collector, paused by the console script until the prompt is on screen
         self.prompt.cursor_blink = False if self.is_headless else self.prompt.cursor_blink
         if self.engine.loading:  # the prompt is on screen before the settings are loaded and the engine built
             self.call_after_refresh(lambda: self.run_worker(self.startup.run(), group="start-up", exit_on_error=False))

@@ -21,6 +21,7 @@ def launch(load_settings: Callable[[], Any], *, project_root: Path, continue_ses
     from tui import runtime
 
     runtime.apply()  # before Textual is imported: it reads the frame rate then
+    runtime.pause_collector_until_first_frame()  # the app's first frame turns it back on (AssistantApp.on_mount)
     from tui import wrap
 
     wrap.install()  # long URLs and paths break after their separators, not mid-word (Rich's and Textual's wrapping)
