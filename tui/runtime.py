@@ -39,7 +39,7 @@ What it changes, and why:
   are ~65,000 objects that live for the whole run; young and middle collections
   walked them again and again before the first frame (about 10 % of the CPU to the
   prompt). The first frame turns the collector back on.
-- **malloc_trim after a turn** (:func:`release_free_memory`): a tool result of
+- **malloc_trim after a turn** (:func:`release_free_memory`, in a thread): a tool result of
   megabytes passes through a few transient copies; freed, they stayed in the C
   heap (24 MB resident for a 100,000-line result nothing kept). Likewise after
   start-up's collection: a resumed session's transient peak.
@@ -52,6 +52,7 @@ import gc
 import logging
 import os
 import sys
+import threading
 import time
 from typing import Any, Callable, Iterator, MutableMapping
 
@@ -123,7 +124,7 @@ def collect_start_up() -> None:
     if _applied:
         began = time.perf_counter()
         found = gc.collect()
-        release_free_memory()  # the resume's peak (records read back, widgets built and pruned) leaves the C heap
+        _trim_now()  # (already in a thread) the resume's peak (records read back, widgets built and pruned) leaves the C heap
         log.debug("after start-up: gc and trim took %.1f ms, %d unreachable", (time.perf_counter() - began) * 1000, found)
 
 
@@ -190,16 +191,51 @@ def _load_trim() -> Callable[[int], int] | None:
     try:
         import ctypes
 
-        return ctypes.CDLL("libc.so.6").malloc_trim
+        return ctypes.CDLL("libc.so.6").malloc_trim  # CDLL: the call releases the GIL
     except (OSError, AttributeError):  # not glibc: nothing to trim
         return None
 
-def release_free_memory() -> None:
-    """Give the C heap's free pages back to the system (glibc ``malloc_trim``) when :func:`apply` ran."""
+
+def _trim_now() -> None:
     global _malloc_trim, _trim_loaded
-    if not _applied:
-        return
     if not _trim_loaded:
         _malloc_trim, _trim_loaded = _load_trim(), True
     if _malloc_trim is not None:
         _malloc_trim(0)
+
+
+_trim_state = threading.Lock()
+_trimming = False
+_trim_again = False
+
+
+def _trim_in_thread() -> None:
+    global _trimming, _trim_again
+    while True:
+        try:
+            _trim_now()
+        except Exception:  # returning memory is best effort
+            log.exception("malloc_trim failed")
+        with _trim_state:
+            if not _trim_again:
+                _trimming = False
+                return
+            _trim_again = False
+
+
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``) when :func:`apply` ran; in a thread.
+
+    Called on the event loop when a turn ends: the trim walks the whole heap (milliseconds
+    at 1,000 turns), so it runs in a thread of its own (ctypes releases the GIL during the
+    call). One trim at a time; a request that comes while one runs makes it run once more.
+    """
+    global _trimming, _trim_again
+    if not _applied:
+        return
+    with _trim_state:
+        if _trimming:
+            _trim_again = True
+            return
+        _trimming = True
+    threading.Thread(target=_trim_in_thread, name="malloc-trim", daemon=True).start()
