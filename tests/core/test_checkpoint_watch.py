@@ -7,6 +7,7 @@ trees compared with a snapshot taken from scratch in a second, unwatched shadow.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,30 @@ def test_a_project_on_a_file_system_not_known_local_is_not_watched(project: Path
     assert repo.snapshot_all() == first
     assert _ran(git_log, since) == ["status"]
     assert repo.watch is not None and "file system" in (repo.watch.disabled or "")
+
+
+def test_a_change_made_while_the_status_runs_is_caught_next_time(project: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch is armed before ``git status`` starts: a file changed after git looked at it is seen next time."""
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "shim-during" / "git"
+    shim.parent.mkdir()
+    target = project / "pkg" / "mod.py"
+    trigger = tmp_path / "change-during-status"
+    # after the real status ends (it has looked at every file), the file changes once
+    shim.write_text("#!/bin/sh\n"
+                    f"'{real}' \"$@\"; code=$?\n"
+                    "for a in \"$@\"; do [ \"$a\" = status ] && [ -e '" + str(trigger) + "' ] && "
+                    "rm '" + str(trigger) + "' && echo 'X = 3' > '" + str(target) + "'; done\n"
+                    "exit $code\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    repo = ShadowRepo(project, watch=True)
+    repo.snapshot_all()
+    (project / "keep.txt").write_text("a change, so the next snapshot runs a status\n")
+    trigger.touch()
+    during = repo.snapshot_all()
+    assert not trigger.exists() and target.read_text() == "X = 3\n"
+    assert repo.snapshot_all() != during
+    assert repo.snapshot_all() == _scratch(project, tmp_path, "during")
