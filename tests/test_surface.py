@@ -32,6 +32,7 @@ LIBRARY_HOOKS: dict[str, str] = {
     "get_optimal_width": "textual Visual protocol (tui/widgets/markdown_table.py)",
     "get_height": "textual Visual protocol (tui/widgets/markdown_table.py)",
     "render_line": "textual line API widgets (tui/widgets/path_list.py)",
+    "notify_style_update": "textual Widget: styles changed, drop what was drawn with the old ones (tui/widgets/path_list.py)",
     "get_line_filters": "textual App: filters applied to every rendered line",
     "get_selection": "textual Widget: the text a mouse selection copies (tui/widgets/markdown_code.py)",
     "release_anchor": "textual Widget: the reader scrolled away from the anchored end (tui/widgets/chat_view.py)",

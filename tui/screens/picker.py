@@ -8,6 +8,8 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -21,7 +23,14 @@ MAX_RESULTS = 50
 
 
 class PickerInput(Input):
-    """The search field; Space selects the highlighted file instead of typing (paths rarely contain spaces)."""
+    """The search field; Space selects the highlighted file instead of typing (paths rarely contain spaces).
+
+    Its virtual size (the text's width, for horizontal scrolling) changes with every
+    character; Textual's Input asks for a layout of the whole screen then, though the
+    field's own size is fixed by its style. Here that change only repaints the field.
+    """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "space":
@@ -54,6 +63,7 @@ class FilePickerScreen(ModalScreen[list[str]]):
         self.results: list[str] = []
         self._filtered = False
         self._resume_collections = lambda: None
+        self._hint = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker") as box:
@@ -93,7 +103,9 @@ class FilePickerScreen(ModalScreen[list[str]]):
 
     def _update_hint(self) -> None:
         hint = f"{len(self.selected)} selected · {self._shown()} · Space selects · Enter adds · Esc closes"
-        self.query_one("#picker-hint", Static).update(hint, layout=False)
+        if hint != self._hint:  # typing mostly leaves it as it was: no repaint then
+            self._hint = hint
+            self.query_one("#picker-hint", Static).update(hint, layout=False)
 
     def _shown(self) -> str:
         """How many files the list holds: all of them, or how many of them match the query."""

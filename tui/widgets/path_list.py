@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 Match = tuple[str, list[int]]
 """A path and the indices of its matched characters."""
+
+RowKey = tuple[str, tuple[int, ...], bool, bool]
+"""What a row shows: path, matched positions, selected, under the cursor."""
 
 
 class PathList(ScrollView, can_focus=False):
     """Paths with their matched characters highlighted, a ``[x]`` mark on selected ones, one cursor row.
 
-    Replacing the results repaints the visible rows only: the widget's size never
-    depends on them, so typing in the picker never asks for a layout (an
-    OptionList re-measured and re-rendered every option, and its height changed).
+    One widget draws every row (Textual's line API): replacing the results mounts
+    nothing and asks for no layout (the widget's size never depends on them; only
+    the scrollbar appearing or going does), and only the visible rows whose content
+    changed are repainted, each drawn once per content (a cache of drawn rows).
     """
 
     DEFAULT_CSS = """
@@ -44,20 +51,28 @@ class PathList(ScrollView, can_focus=False):
         self.matches: list[Match] = []
         self.selected: set[str] = set()
         self.highlighted: int | None = None
+        self._styles: tuple[Style, Style, Style, Style] | None = None
+        self._strips: LRUCache[tuple[RowKey, int], Strip] = LRUCache(256)
 
     def show(self, matches: list[Match], selected: set[str] | list[str]) -> None:
         """Replace the rows (the cursor goes to the first)."""
+        before = self._visible_keys()
         self.matches = matches
         self.selected = set(selected)
         self.highlighted = 0 if matches else None
-        self.virtual_size = Size(self.size.width, len(matches))
-        self.scroll_to(y=0, animate=False, immediate=True)
-        self.refresh()
+        size = Size(self.size.width, len(matches))
+        if size != self.virtual_size:
+            # Not through the reactive, which lays out the whole screen: the scrollbars are
+            # updated here, and only their showing or hiding asks for a layout.
+            self.set_reactive(Widget.virtual_size, size)
+            self._scroll_update(size)
+        self._repaint(before, scroll_to=0)
 
     def set_selected(self, selected: set[str] | list[str]) -> None:
         """Update the ``[x]`` marks."""
+        before = self._visible_keys()
         self.selected = set(selected)
-        self.refresh()
+        self._repaint(before)
 
     @property
     def current(self) -> str | None:
@@ -70,31 +85,85 @@ class PathList(ScrollView, can_focus=False):
         """Move the cursor, keeping it in view."""
         if not self.matches:
             return
+        before = self._visible_keys()
         start = 0 if self.highlighted is None else self.highlighted
         self.highlighted = max(0, min(len(self.matches) - 1, start + step))
-        top, height = round(self.scroll_offset.y), self.scrollable_content_region.height
+        top, height = self._window()
+        target = None
         if self.highlighted < top:
-            self.scroll_to(y=self.highlighted, animate=False, immediate=True)
+            target = self.highlighted
         elif height and self.highlighted >= top + height:
-            self.scroll_to(y=self.highlighted - height + 1, animate=False, immediate=True)
-        self.refresh()
+            target = self.highlighted - height + 1
+        self._repaint(before, scroll_to=target)
+
+    def _window(self) -> tuple[int, int]:
+        """The first visible row and how many rows fit."""
+        return round(self.scroll_offset.y), self.scrollable_content_region.height
+
+    def _row_key(self, row: int) -> RowKey | None:
+        if not 0 <= row < len(self.matches):
+            return None
+        path, positions = self.matches[row]
+        return (path, tuple(positions), path in self.selected, row == self.highlighted)
+
+    def _visible_keys(self) -> tuple[int, list[RowKey | None]]:
+        top, height = self._window()
+        return top, [self._row_key(row) for row in range(top, top + height)]
+
+    def _repaint(self, before: tuple[int, list[RowKey | None]], scroll_to: int | None = None) -> None:
+        """Repaint the visible rows whose content changed since ``before`` (all of them after a scroll)."""
+        top, old = before
+        if scroll_to is not None and scroll_to != top:
+            self.scroll_to(y=scroll_to, animate=False, immediate=True)
+        if round(self.scroll_offset.y) != top or not self.is_mounted:
+            self.refresh()
+            return
+        height = self._window()[1]
+        old = old + [None] * (height - len(old))
+        changed = [y for y in range(height) if self._row_key(top + y) != old[y]]
+        if changed:
+            first, last = changed[0], changed[-1]
+            self.refresh_lines(top + first, last - first + 1)
 
     def on_click(self, event: events.Click) -> None:
         row = event.y + round(self.scroll_offset.y)
         if 0 <= row < len(self.matches):
+            before = self._visible_keys()
             self.highlighted = row
-            self.refresh()
+            self._repaint(before)
+
+    def notify_style_update(self) -> None:
+        self._styles = None
+        self._strips.clear()
+        super().notify_style_update()
+
+    def _row_styles(self) -> tuple[Style, Style, Style, Style]:
+        """Plain, cursor, matched and matched-under-the-cursor styles (resolved once per style change)."""
+        if self._styles is None:
+            base = self.rich_style
+            cursor = base + self.get_component_rich_style("path-list--cursor")
+            match = self.get_component_rich_style("path-list--match", partial=True)
+            self._styles = (base, cursor, base + match, cursor + match)
+        return self._styles
 
     def render_line(self, y: int) -> Strip:
         row = y + round(self.scroll_offset.y)
         width = self.scrollable_content_region.width
-        base = self.rich_style
-        if not 0 <= row < len(self.matches):
-            return Strip.blank(width, base)
-        path, positions = self.matches[row]
-        style = base + self.get_component_rich_style("path-list--cursor") if row == self.highlighted else base
-        match = style + self.get_component_rich_style("path-list--match", partial=True)
-        mark = "[x] " if path in self.selected else "[ ] "
+        key = self._row_key(row)
+        if key is None:
+            return Strip.blank(width, self._row_styles()[0])
+        strip = self._strips.get((key, width))
+        if strip is None:
+            strip = self._draw(key, width)
+            self._strips[(key, width)] = strip
+        return strip
+
+    def _draw(self, key: RowKey, width: int) -> Strip:
+        """One row: its mark, then the path fitted to the width with the matched characters highlighted."""
+        path, positions, selected, under_cursor = key
+        base, cursor, plain_match, cursor_match = self._row_styles()
+        style, match = (cursor, cursor_match) if under_cursor else (base, plain_match)
+        mark = "[x] " if selected else "[ ] "
         segments = [Segment(mark, style)]
         hits = set(positions)
         run, run_style = "", style
