@@ -105,7 +105,12 @@ class StartUp:
             self.started.set()
         await self._send_kept()
         host.run_worker(self.files.load, thread=True, group="files", exit_on_error=False)
-        host.run_worker(engine.prewarm, thread=True, group="prewarm", exit_on_error=False)  # the first reply starts at once
+        host.call_after_refresh(self._prewarm)  # once what start-up showed (a resumed chat) is painted
+
+    def _prewarm(self) -> None:
+        """Warm the SDK in a thread (the first reply starts at once): after the first frame, the engine built and the
+        session (a resumed chat) on screen, so its import and type building share no core with them."""
+        self.host.run_worker(self.engine.prewarm, thread=True, group="prewarm", exit_on_error=False)
 
     async def ask_trust(self) -> None:
         """Before the settings load: ask once whether to trust an untrusted project whose configuration changes something.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, AsyncIterator, Sequence
 
 from core.events import ResponseComplete, ResponseStarted, StreamItem, TextDelta, ThinkingDelta, ToolCallReady
@@ -299,6 +300,7 @@ def _warm_stream_types() -> None:
         snapshot: Any = None
         buffers: dict[int, bytes] = {}
         for raw in _WARM_STREAM:
+            time.sleep(0)  # hand the GIL over between types: the event loop (painting, a first turn) waits less for it
             event = construct_type(value=raw, type_=RawMessageStreamEvent)
             snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
             build_events(event=event, message_snapshot=snapshot)
