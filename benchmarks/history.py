@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,9 @@ loads the transcript into the handler's history and the app redraws the chat,
 trace and context. Then a new query streams a reply at 60 tokens/s
 through the real provider; the window from submit to the end of the turn is
 measured: p99 event-loop lag (a task sleeping 10 ms records how late it wakes),
-CPU (% of a core), and resident memory at the end. The context window is set to
+CPU (% of a core; the event loop thread's own CPU too, which load barely moves),
+and resident memory at the end. The CPU of the process until the resumed turns are
+on screen is reported beside the wall-clock time. The context window is set to
 10M tokens so the long histories are sent."""
 
 SIZES_FULL = (0, 50, 200, 1000)
@@ -94,17 +97,21 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
                 raise RuntimeError(f"the session with {turns} turns was not resumed ({len(app.handler.conversation_history)} messages)")
             await pilot.pause()
             loaded = time.perf_counter() - began
+            loaded_cpu, loaded_loop_cpu = time.process_time(), time.thread_time()  # CPU from the process's start (the loop runs on this thread)
             await asyncio.sleep(0.5)  # let the restored chat settle
             gc.collect()
             rss_loaded = rss_mb()
             probe = LoopLagProbe().start()
             meter = CpuMeter().start()
             gcwatch = GcWatch().start()
+            background = sorted({w.group for w in app.workers if not w.is_finished})  # start-up work still running when the turn starts
+            loop_cpu, process_cpu = time.thread_time(), time.process_time()  # this coroutine runs on the loop's thread
             start = time.perf_counter()
             await app.submit("One more question.")
             if not await wait_until(lambda: not app.turn_running, timeout=seconds * 4 + 30):
                 raise RuntimeError("the streamed turn did not finish")
             end = time.perf_counter()
+            loop_cpu, process_cpu = time.thread_time() - loop_cpu, time.process_time() - process_cpu
             cpu = meter.percent()
             await probe.stop()
             gcwatch.stop()
@@ -124,6 +131,11 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
             "peak_rss_mb": peak_rss_mb(),
             "live_widgets": float(live),
             "turn_seconds": end - start,
+            "load_cpu_s": loaded_cpu,
+            "load_loop_cpu_s": loaded_loop_cpu,
+            "loop_cpu_ms": loop_cpu * 1000,
+            "other_threads_cpu_ms": (process_cpu - loop_cpu) * 1000,
+            "background_at_start": ", ".join(background) or "none",
             "stalls": stalls,
             "gc": gcwatch.describe(start, end),
         }
@@ -157,9 +169,12 @@ def run(quick: bool = False) -> BenchResult:
     for size in sizes:
         if size:
             result.add(Figure(f"start → {size} turns resumed on screen", "s", [r["load_seconds"] for r in runs[size]]))
+            result.add(Figure(f"  CPU until {size} turns resumed (all threads)", "s", [r["load_cpu_s"] for r in runs[size]]))
     result.notes.append(
         "Max loop lag (ms) per size: " + ", ".join(f"{s}: {max(r['max_lag_ms'] for r in runs[s]):.0f}" for s in sizes)
         + "; garbage collection during the turn (first repeat): " + "; ".join(f"{s} turns: {runs[s][0]['gc']}" for s in sizes)
-        + "; live chat widgets after the turn: " + ", ".join(f"{s}: {runs[s][0]['live_widgets']:.0f}" for s in sizes) + "."
+        + "; live chat widgets after the turn: " + ", ".join(f"{s}: {runs[s][0]['live_widgets']:.0f}" for s in sizes)
+        + "; event-loop thread CPU during the turn (ms, median): " + ", ".join(f"{s}: {statistics.median(r['loop_cpu_ms'] for r in runs[s]):.0f}" for s in sizes)
+        + "; start-up work still running when the turn started (first repeat): " + ", ".join(f"{s}: {runs[s][0]['background_at_start']}" for s in sizes) + "."
     )
     return result
