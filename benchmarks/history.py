@@ -9,6 +9,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,7 @@ async def _measure(turns: int, seconds: float, diagnose: bool) -> dict[str, Any]
             end = time.perf_counter()
             loop_cpu, process_cpu = time.thread_time() - loop_cpu, time.process_time() - process_cpu
             cpu = meter.percent()
+            await wait_until(lambda: not any(t.name == "malloc-trim" for t in threading.enumerate()), timeout=30)  # the turn's heap trim (a thread) is done: RSS after it
             await probe.stop()
             gcwatch.stop()
             stalls = sampler.window(start, end).describe() if sampler else ""
