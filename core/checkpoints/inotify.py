@@ -3,14 +3,15 @@
 A whole-tree checkpoint of an unchanged tree was one ``git status``: 80,000 ``lstat`` calls on a
 large project, one at a time (git's threads for them took the app's CPUs from its event loop).
 :class:`TreeWatch` watches every directory git could store files from, so the shadow may skip
-that status when nothing happened since the status behind its latest snapshot began:
+that status when nothing happened since the status behind its latest snapshot began, and limit
+it to the paths the events named when a few files changed:
 
-- :meth:`TreeWatch.arm` is called right before that status: it makes sure every directory is
-  watched (walking the tree when needed), so every change from then on leaves an event;
-- :meth:`TreeWatch.covers` then names the snapshot the status produced;
-- :meth:`TreeWatch.unchanged` reads the pending events (the kernel queues them before the
-  writing call returns, so a change made before the call is never still on its way): with none,
-  and the same snapshot as the latest, the tree is the latest snapshot's.
+- :meth:`TreeWatch.begin` is called before each whole-tree snapshot: it reads the pending events
+  (the kernel queues them before the writing call returns, so a change made before the call is
+  never still on its way) and says what changed since the latest snapshot (nothing, these
+  files, or unknown); then it makes sure every directory is watched (walking the tree when
+  needed), so every change from then on leaves an event;
+- :meth:`TreeWatch.covers` then names the snapshot taken.
 
 Anything the watch cannot vouch for makes it answer "unknown" (and the shadow runs ``git status``):
 an overflowed queue, a directory created, moved or deleted, a ``.gitignore`` changed (the watch is
@@ -60,6 +61,8 @@ _EVENT = struct.Struct("iIII")
 LOCAL_FILE_SYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "overlay"})
 """File systems whose every change comes from this machine's kernel (so leaves an event)."""
 MAX_DIRECTORIES = 50_000
+MAX_PATHS = 256
+"""More paths than this changed since the latest snapshot: a whole ``git status`` finds them."""
 MAX_WATCHES_PER_PROCESS = 8
 """inotify instances are few (128 per user by default): a process holds at most this many (one per application)."""
 _live = 0
@@ -103,35 +106,42 @@ class TreeWatch:
         """Every directory is watched and no event said otherwise since."""
         self._covered: str | None = None
         self._armed = False
+        self._dirs: dict[int, str] = {}
+        """Each watch's directory, relative to the root ("" for the root)."""
+        self._paths: set[str] | None = set()
+        """The paths events named since the watch was armed; None: too many, or not known."""
         self.disabled: str | None = None
         """Why this tree is not watched (then every snapshot runs ``git status``)."""
         self.directories = 0
 
     # -- the shadow's calls --------------------------------------------------------
-    def unchanged(self, latest: str) -> bool:
-        """Whether the tree is what the snapshot ``latest`` recorded: True only when nothing happened since its status."""
-        changed = self._drain()
-        if changed:
-            self._covered = None
-        return self._covered is not None and self._covered == latest and self._fresh
+    def begin(self, latest: str) -> list[str] | None:
+        """Arm the watch before a snapshot; returns what changed since the snapshot ``latest`` was taken.
 
-    def arm(self) -> None:
-        """Make sure every directory is watched, right before a ``git status`` (events from now on are seen)."""
+        ``[]``: nothing (``latest`` is the tree as it is); a list of project-relative paths: only
+        those may differ (files created, changed or deleted, none a directory); None: unknown (run a
+        whole ``git status``). Every directory is watched when this returns, so every change from now
+        on leaves an event: call :meth:`covers` with the snapshot taken next.
+        """
         self._armed = False
-        self._covered = None
         if self.disabled is not None:
-            return
+            return None
         self._drain()
+        known = self._fresh and self._covered is not None and self._covered == latest and self._paths is not None
+        changed = sorted(self._paths) if known and self._paths is not None else None
+        self._covered = None
         if not self._fresh:
             try:
                 self._establish()
             except WatchUnavailable as exc:
                 self.disable(str(exc))
-                return
+                return None
+        self._paths = set()
         self._armed = True
+        return changed
 
     def covers(self, snapshot: str) -> None:
-        """The status that followed :meth:`arm` produced ``snapshot``."""
+        """The snapshot taken after :meth:`begin` is ``snapshot`` (the tree as of then, every later change an event)."""
         self._covered = snapshot if self._armed and self._fresh else None
         self._armed = False
 
@@ -151,12 +161,14 @@ class TreeWatch:
         """Release the inotify instance."""
         self._fresh = False
         self._covered = None
+        self._paths = None
         _close(self._fd)
 
     # -- inside ----------------------------------------------------------------------
     def _establish(self) -> None:
         """A new inotify instance watching every directory git could store a file from."""
         self.close()
+        self._dirs = {}
         if _LIBC is None:
             raise WatchUnavailable("inotify is not available here")
         file_system = _file_system(self.root)
@@ -171,11 +183,13 @@ class TreeWatch:
         count = 0
         while stack:
             folder = stack.pop()
-            if _LIBC.inotify_add_watch(fd, os.fsencode(folder), MASK) < 0:
+            wd = _LIBC.inotify_add_watch(fd, os.fsencode(folder), MASK)
+            if wd < 0:
                 code = ctypes.get_errno()
                 if code in (errno.ENOENT, errno.ENOTDIR) and folder != self.root:
                     continue  # gone already: its parent's watch has the event
                 raise WatchUnavailable(f"watching {folder}: {os.strerror(code)}")
+            self._dirs[wd] = os.path.relpath(folder, self.root) if folder != self.root else ""
             count += 1
             if count > MAX_DIRECTORIES:
                 raise WatchUnavailable(f"more than {MAX_DIRECTORIES} directories")
@@ -200,6 +214,7 @@ class TreeWatch:
         fd = self._fd[0]
         if fd < 0:
             self._fresh = False
+            self._paths = None
             return True
         changed = False
         while True:
@@ -214,11 +229,17 @@ class TreeWatch:
             changed = True
             offset = 0
             while offset + _EVENT.size <= len(data):
-                _wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
+                wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
                 name = data[offset + _EVENT.size : offset + _EVENT.size + length].rstrip(b"\0")
                 offset += _EVENT.size + length
-                if mask & STRUCTURE or (mask & IN_ISDIR and mask & ~IN_ISDIR) or name == b".gitignore":
-                    self._fresh = False
+                folder = self._dirs.get(wd)
+                if mask & (STRUCTURE | IN_ISDIR) or not name or folder is None or name == b".gitignore":
+                    self._fresh = False  # the directories watched may no longer be the tree's
+                    self._paths = None
+                elif self._paths is not None:
+                    self._paths.add(f"{folder}/{os.fsdecode(name)}" if folder else os.fsdecode(name))
+                    if len(self._paths) > MAX_PATHS:
+                        self._paths = None
 
 
 def _open() -> int:

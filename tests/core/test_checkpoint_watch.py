@@ -163,3 +163,21 @@ def test_a_change_made_while_the_status_runs_is_caught_next_time(project: Path, 
     assert not trigger.exists() and target.read_text() == "X = 3\n"
     assert repo.snapshot_all() != during
     assert repo.snapshot_all() == _scratch(project, tmp_path, "during")
+
+
+def test_a_few_changed_files_are_looked_at_alone_and_stored_exactly(project: Path, tmp_path: Path, git_log: Path) -> None:
+    """The status looks only at the paths the events named, each taken literally (``:!calc.py`` is a file's name)."""
+    (project / ".gitignore").write_text("build/\n*.log\n")
+    repo = ShadowRepo(project, watch=True)
+    repo.snapshot_all()
+    (project / ":!calc.py").write_text("a name that is pathspec magic\n")
+    (project / "calc.py").write_text("changed\n")
+    (project / "notes.md").unlink()
+    (project / "pkg" / "util.py").chmod(0o755)
+    (project / "pkg" / "debug.log").write_text("ignored: never stored\n")
+    since = _lines(git_log)
+    tree = repo.snapshot_all()
+    assert _ran(git_log, since) == ["status", "update-index", "write-tree"]
+    assert tree == _scratch(project, tmp_path, "few")
+    names = repo.git("ls-tree", "-r", "--name-only", tree).decode().split("\n")
+    assert ":!calc.py" in names and "notes.md" not in names and "pkg/debug.log" not in names
