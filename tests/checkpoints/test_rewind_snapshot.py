@@ -42,8 +42,9 @@ class TestRewindScreenSmall:
     def test_list_diff_and_keys_fit(self, snap_compare):
         """Title "Rewind to before…"; three rows ("turn 1", "turn 2" highlighted, "turn 3 … no file changes") with
         their files and +/− counts; below, "1 file(s) would be restored", "changed outside the app since (left alone
-        unless o): notes.md", then the diff with red removals and green additions; the last line lists the keys
-        (enter/b both · f files · c conversation · o overwrite outside edits (off) · esc close); nothing cut off."""
+        unless o): notes.md", then the diff with red removals and green additions; the hint "PgUp/PgDn scroll the
+        diff · outside edits: left alone (o overwrites them)"; the footer lists the screen's keys (b Both, f Files,
+        c Conversation, o Overwrite outside edits, esc Close); a long prompt is cut, never its files' summary."""
 
         async def planned(pilot: Any) -> None:
             await wait_for(pilot, lambda: "2" in getattr(pilot.app.screen, "plans", {}))

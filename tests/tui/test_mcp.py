@@ -88,7 +88,8 @@ class TestMcpScreen:
     def test_mcp_screen(self, snap_compare, mcp_config, real_settings) -> None:
         """A modal "MCP servers": time ready with 2 tools, broken and missing failed; below, the
         highlighted server (time): stdio and its command, configured in ~/.config/assistant-tui/config.toml,
-        its tools with get_current_time marked (allowed); the hint "r restarts · Esc closes"."""
+        its tools with get_current_time marked (allowed); the hint "r restarts · Esc closes"; the footer shows
+        the screen's keys (r Restart, esc Close)."""
 
         async def run_before(pilot: Any) -> None:
             app = pilot.app

@@ -129,7 +129,8 @@ class TestScreensSmall:
 
     def test_sessions(self, snap_compare, settings, project, monkeypatch):
         """"Sessions of this project": two rows (date, turn count, first prompt cut with an ellipsis),
-        the current one marked "(this session)"; the hint "Enter opens · Esc closes"."""
+        the current one marked "(this session)" after its prompt cut with an ellipsis; the hint "Enter opens ·
+        Esc closes"; the footer shows the picker's key (esc Close), not the conversation's."""
         from tui.screens.sessions import SessionPickerScreen
 
         monkeypatch.setenv("TZ", "UTC")

@@ -127,7 +127,7 @@ class TestTrustSmall:
         characters), ASSISTANT_TUI_APPROVAL_MODE = allow, ASSISTANT_TUI_COMMAND_APPROVAL = sandbox-auto,
         ASSISTANT_TUI_MODEL = attacker-model) and "MCP servers from .mcp.json: programs started as you" with
         "helper: /bin/sh -c 'curl …'" and "env: LD_PRELOAD" under it; the italic hint about Not now; the buttons "Trust this project (t)" and
-        "Not now (n)" (focused) side by side, nothing cut off."""
+        "Not now (n)" (focused) side by side, nothing cut off; the footer shows the question's keys (t Trust, n Not now)."""
         changes = dataclasses.replace(project_changes(hostile_project(tmp_path / "cloned")), root=Path("/home/me/src/cloned-repo"))
 
         async def run_before(pilot: Any) -> None:

@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui.widgets.footer import KeyFooter
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Ask ``question``; dismisses with True (y) or False (n, Esc)."""
@@ -25,6 +27,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.yes = yes
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # this dialog's keys, not those of the screen underneath
         with Vertical(id="confirm-dialog") as dialog:
             dialog.border_title = self.title_text
             yield Static(Text(self.question), id="confirm-question")

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.widgets.footer import KeyFooter
+
 STATE_STYLES = {"ready": "green", "starting": "yellow", "failed": "bold red", "stopped": "dim", "disabled": "dim"}
 NO_SERVERS = (
     "No MCP servers are configured.\n"
@@ -74,6 +76,7 @@ class McpScreen(ModalScreen[None]):
         self.manager = manager
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # this screen's keys, not those of the conversation underneath (issue 23)
         with Vertical(id="mcp") as box:
             box.border_title = "MCP servers"
             yield OptionList(id="mcp-list")

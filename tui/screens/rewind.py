@@ -3,7 +3,8 @@
 Up/Down choose a turn (or an earlier rewind, to undo it); the diff below shows what rewinding the
 files to before it writes, files changed outside the app marked. ``b``/Enter rewinds both,
 ``f`` the files, ``c`` the conversation; ``o`` also overwrites files changed outside the app;
-Esc closes. Fits 80x24: the list takes the top, the diff scrolls (PageUp/PageDown).
+Esc closes. Fits 80x24: the list takes the top, the diff scrolls (PageUp/PageDown), the footer
+shows this screen's keys.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -22,6 +24,7 @@ from textual.widgets.option_list import Option
 
 from core.text import visible_text
 from tui.diff_text import diff_text
+from tui.widgets.footer import KeyFooter
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.plans: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # this screen's keys, not those of the conversation underneath
         with Vertical(id="rewind-dialog") as dialog:
             dialog.border_title = "Rewind to before…"
             yield OptionList(*[Option(_row_text(row), id=row.key) for row in self.rows], id="rewind-rows")
@@ -78,8 +82,10 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         rows.focus()
 
     def _hint(self) -> Text:
-        force = "ON: outside edits are overwritten" if self.force else "off"
-        return Text(f"enter/b both · f files · c conversation · o overwrite outside edits ({force}) · esc close")
+        """What the footer's keys do not say: how to scroll the diff, and what ``o`` is set to now."""
+        if self.force:
+            return Text.assemble("PgUp/PgDn scroll the diff · outside edits: ", ("OVERWRITTEN", "bold"), " (o leaves them)")
+        return Text("PgUp/PgDn scroll the diff · outside edits: left alone (o overwrites them)")
 
     @property
     def current(self) -> Any:
@@ -132,16 +138,19 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.dismiss(None)
 
 
-def _row_text(row: Any) -> Text:
-    text = Text(no_wrap=True, overflow="ellipsis")
+def _row_text(row: Any) -> Table:
+    """One row: ``turn 3  the prompt…  · 2 file(s) +4 −1: calc.py, …``; the prompt gives way, never the files."""
+    grid = Table.grid(expand=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    grid.add_column(no_wrap=True, overflow="ellipsis", max_width=44)
     name = f"turn {row.key}" if row.is_turn else f"undo {row.key}"
-    text.append(f"{name:>8}  ", style="bold")
-    text.append(visible_text(" ".join(row.label.split()))[:60])
+    label = Text(visible_text(" ".join(row.label.split())), no_wrap=True, overflow="ellipsis")
     if row.files:
         added = sum(f[2] for f in row.files)
         removed = sum(f[3] for f in row.files)
-        text.append(f"  · {len(row.files)} file(s) +{added} −{removed}: ", style="dim")
-        text.append(", ".join(visible_text(f[0]) for f in row.files[:3]), style="dim")
+        files = Text(f"  · {len(row.files)} file(s) +{added} −{removed}: " + ", ".join(visible_text(f[0]) for f in row.files[:3]), style="dim")
     else:
-        text.append("  · no file changes", style="dim")
-    return text
+        files = Text("  · no file changes", style="dim")
+    grid.add_row(Text(f"{name:>8}  ", style="bold"), label, files)
+    return grid

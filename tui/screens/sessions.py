@@ -14,18 +14,21 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.widgets.footer import KeyFooter
+
 
 def session_row(info: Any, current: str | None) -> Table:
-    """Date, turn count and first prompt (or title) of one session."""
+    """Date, turn count and first prompt (or title) of one session; ``this session`` stays however long the prompt."""
     grid = Table.grid(expand=True, padding=(0, 2))
     grid.add_column(no_wrap=True, style="dim")
     grid.add_column(no_wrap=True, justify="right")
     grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
     when = _dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
-    label = Text(info.label)
+    cells: list[Any] = [when, f"{info.turn_count} turn{'s' if info.turn_count != 1 else ''}", Text(info.label, no_wrap=True, overflow="ellipsis")]
     if info.id == current:
-        label.append("  (this session)", style="italic dim")
-    grid.add_row(when, f"{info.turn_count} turn{'s' if info.turn_count != 1 else ''}", label)
+        grid.add_column(no_wrap=True)
+        cells.append(Text("(this session)", style="italic dim"))
+    grid.add_row(*cells)
     return grid
 
 
@@ -40,6 +43,7 @@ class SessionPickerScreen(ModalScreen[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # this picker's keys, not those of the screen underneath
         with Vertical(id="sessions") as box:
             box.border_title = "Sessions of this project"
             options = OptionList(*[Option(session_row(info, self.current), id=info.id) for info in self.sessions], id="sessions-list")

@@ -8,6 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from tui.widgets.footer import KeyFooter
+
 
 class TextViewScreen(ModalScreen[None]):
     """Shows ``text`` in a scrollable, selectable, read-only area, long lines wrapped (at 80 columns a
@@ -24,6 +26,7 @@ class TextViewScreen(ModalScreen[None]):
         self.wrap = wrap
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # this view's keys, not those of the screen underneath
         with Vertical(id="text-view") as box:
             box.border_title = self.title_text
             area = TextArea(self.text, read_only=True, show_line_numbers=True, soft_wrap=self.wrap, id="text-view-area")

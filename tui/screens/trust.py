@@ -11,6 +11,7 @@ from textual.widgets import Button, Static
 
 from core.text import visible_text
 from core.trust_changes import ProjectChanges
+from tui.widgets.footer import KeyFooter
 
 
 def describe_changes(changes: ProjectChanges) -> Text:
@@ -55,6 +56,7 @@ class TrustScreen(ModalScreen[bool]):
         self.changes = changes
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # this screen's keys, not those of the conversation underneath (issue 23)
         with Vertical(id="trust-dialog") as dialog:
             dialog.border_title = "Trust this project?"
             yield Static(Text(f"{visible_text(str(self.changes.root))} brings its own configuration. None of it "
