@@ -3,8 +3,8 @@
 ``python benchmarks/startup_child.py app|ui|anchor READY_FILE``
 
 ``app`` runs the real console entry point (``tui.cli.main([])``), exactly as
-``assistant-tui`` does; ``ui`` (a diagnostic) builds the same app without its
-engine; ``anchor`` runs a minimal Textual app (a Markdown and an Input). Both run with Textual's headless driver (``TEXTUAL_DRIVER``). The first
+``assistant-tui`` does; ``ui`` (a diagnostic) launches the same app without the
+command line's argument parsing and log set-up (``tui.cli.launch``); ``anchor`` runs a minimal Textual app (a Markdown and an Input). Both run with Textual's headless driver (``TEXTUAL_DRIVER``). The first
 frame painted while the prompt has focus writes ``time.time()`` (and which heavy
 modules were already imported) to READY_FILE, and the app exits.
 
@@ -88,33 +88,18 @@ if KIND == "app":
 
     main([])
 elif KIND == "ui":
-    # Diagnostic: the same app with no engine built before the first frame.
-    from core.config import load_settings
-    from tui.app import make_app
+    # Diagnostic: the same app launched as the console script launches it, without the command line's own work
+    # (argument parsing, the log file); the settings and the engine come after the first frame, as in ``app``.
+    from pathlib import Path
 
-    class _Approvals:  # what core.session.Session asks of a handler's approvals when the app connects
-        allowed: frozenset[str] = frozenset()
-        mode = "ask"
+    from tui.cli import launch
 
-        def set_approver(self, approve: object) -> None:
-            pass
+    def _load_settings() -> object:
+        from core.config import load_settings
 
-        def set_mode(self, mode: str) -> None:
-            pass
+        return load_settings()
 
-    class _NoEngine:
-        approvals = _Approvals()
-        approve = None
-        pinned_files: list[str] = []
-        project_root = None
-
-        def get_resource_metrics(self) -> dict[str, object]:
-            return {}
-
-        def get_provider_identifier(self) -> str:
-            return "anthropic:claude-sonnet-4-5"
-
-    make_app(load_settings(), handler=_NoEngine()).run()
+    launch(_load_settings, project_root=Path.cwd())
 else:
     from textual.app import App, ComposeResult
     from textual.widgets import Input, Markdown
