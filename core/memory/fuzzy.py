@@ -15,8 +15,10 @@ path in Python. Instead:
    are gathered, so a dense query (``e``) stops after a few hundred lines and
    a sparse one finds its few lines at C speed.
 3. A per-character presence bitmap (numpy) narrows what a sparse tier scans to
-   the paths holding every query character. When a query extends the previous
-   one whose full match set was small, only those paths are scored.
+   the paths holding every query character. Once a query's full match set is
+   known (worked out from those paths when they are few enough), a query
+   extending it scans only its matches (:mod:`core.memory.subset`): the same
+   lines in the same order, so the same results as a fresh search.
 4. The gathered candidates (a few hundred) get the exact score of
    :mod:`core.memory.scoring`, which also yields the matched positions.
 
@@ -34,12 +36,13 @@ import re
 import threading
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Iterable, Iterator
 
 import numpy as np
 
+from core.memory.fields import MARK, MARK_SEPARATORS, SEPARATORS, STEP, Field, in_order
 from core.memory.scoring import score_path
+from core.memory.subset import SEED_CHARS, Subset, matching
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +54,8 @@ PER_DIRECTORY = 12
 """Most files (the shortest) a matching directory contributes."""
 _MINI_FRACTION = 0.15
 """Below this share of all paths, a tier scans only the narrowed paths."""
-_SEPARATORS = "_-. "
-_MARK = "\x1f"
-_MARK_SEPARATORS = str.maketrans({c: _MARK for c in _SEPARATORS + "/"})
-STEP = 4_096
-"""Paths handled per step of a build (a multiple of 8): no single C call holds the GIL long."""
+_KNOWN = 16
+"""Most match sets kept for the prefixes of what is being typed (Backspace finds them again)."""
 _DENSE = 2_000
 """A literal seen this often in file names is dense: its narrower tiers get their own scans."""
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int32)
@@ -68,35 +68,6 @@ class Match:
     path: str
     score: float
     positions: tuple[int, ...]
-
-
-@dataclass(slots=True)
-class _Field:
-    """Texts joined as ``"\\n" + "\\n".join(texts) + "\\n"``; ``starts[i]`` is where text i begins."""
-
-    texts: list[str]
-    blob: str
-    starts: list[int]
-    presence: object | None = None
-    """Packed numpy bits: row b says which texts contain the byte b."""
-
-    @classmethod
-    def build(cls, texts: list[str]) -> _Field:
-        starts: list[int] = []
-        at = 1
-        for first in range(0, len(texts), STEP):  # a step at a time: no single C call holds the GIL long
-            step = list(accumulate(map((1).__add__, map(len, texts[first : first + STEP])), initial=at))
-            at = step.pop()
-            starts += step
-        pieces = ["\n".join(texts[first : first + STEP]) for first in range(0, len(texts), STEP)]
-        return cls(texts=texts, blob="\n".join(["", *pieces, ""]) if texts else "\n\n", starts=starts)
-
-    def lines(self, pattern: str, pos: int = 0, endpos: int | None = None) -> Iterator[int]:
-        """Indices of the texts matching ``pattern`` within ``blob[pos:endpos]``, in order, lazily."""
-        starts = self.starts
-        end = len(self.blob) if endpos is None else min(endpos, len(self.blob))
-        for match in re.compile(pattern).finditer(self.blob, pos, end):
-            yield bisect_right(starts, match.end() - 1) - 1
 
 
 def _presence(texts: list[str]) -> np.ndarray | None:
@@ -164,46 +135,106 @@ class _Corpus:
         if not all(map(str.isascii, self.paths)) and sum(map(len, low)) != sum(map(len, self.paths)):
             low = [_lower(p) for p in self.paths]
         self.low = low
-        self.base = _Field.build([t[b:] for t, b in zip(low, self.base_start)])
+        self.base = Field.build([t[b:] for t, b in zip(low, self.base_start)])
         dir_files: dict[str, list[int]] = {}
         for index, (text, b) in enumerate(zip(low, self.base_start)):
             if b:
                 dir_files.setdefault(text[:b], []).append(index)
         dirs = sorted(dir_files, key=len)
-        self.dirs = _Field.build(dirs)
+        self.dirs = Field.build(dirs)
         self.dir_files: list[list[int]] = [dir_files[d] for d in dirs]
-        self.path = _Field.build(low)
+        self.dir_of: list[int] = [-1] * len(low)
+        """Each path's directory (its line in ``dirs``), -1 at the top."""
+        for line, files in enumerate(self.dir_files):
+            for index in files:
+                self.dir_of[index] = line
+        self.path = Field.build(low)
         # Word starts marked by one character, so "a word starts with X" is a literal search.
-        self.base_words = self.base.blob.translate(_MARK_SEPARATORS)
-        self.dir_words = _Field.build([_MARK + d.translate(_MARK_SEPARATORS) for d in dirs])
+        self.base_words = self.base.blob.translate(MARK_SEPARATORS)
+        self.dir_words = Field.build([MARK + d.translate(MARK_SEPARATORS) for d in dirs])
+        self.path_ids: list[int] | None = None
+        self.dir_ids: list[int] | None = None
+        self.path_len: np.ndarray | None = None
+        self._narrowed: dict[str, tuple[tuple[str, frozenset[int]], tuple[Field, list[int] | None]]] = {}
         self._lock = threading.Lock()
 
     def prepare(self) -> None:
         """Build the presence bitmaps (about 0.1 s for 80,000 paths)."""
         with self._lock:
             if self.path.presence is None:
+                self.path_len = np.fromiter(map(len, self.low), dtype=np.int64, count=len(self.low))
                 self.base.presence = _presence(self.base.texts)
                 self.path.presence = _presence(self.path.texts)
 
-    def field(self, kind: str) -> _Field:
+    def field(self, kind: str) -> Field:
         """The lowercase field of that kind: ``base``, ``dirs`` or ``path``."""
         return {"base": self.base, "dirs": self.dirs, "path": self.path}[kind]
 
-    def narrowed(self, kind: str, query: str) -> tuple[_Field, list[int] | None]:
+    def _holding(self, kind: str, query: str) -> tuple[list[int] | None, int]:
+        """The texts holding every byte of ``query`` (ascending, None without bitmaps), and how many there are.
+
+        The list is made only when they are at most :data:`_MINI_FRACTION` of all.
+        """
+        presence = self.field(kind).presence
+        if presence is None:
+            return None, len(self.paths)
+        needed = sorted(set(query.lower().encode("utf-8", "surrogatepass")))
+        bits = np.bitwise_and.reduce(presence[needed], axis=0)  # type: ignore[index]
+        count = int(_POPCOUNT[bits].sum())
+        if count > _MINI_FRACTION * len(self.paths):
+            return None, count
+        return np.flatnonzero(np.unpackbits(bits, count=len(self.paths))).tolist(), count
+
+    def narrowed(self, kind: str, query: str) -> tuple[Field, list[int] | None]:
         """The field a sparse tier scans: whole, or only texts holding every query byte.
 
-        Returns the field and, when narrowed, its line -> path index map.
+        Returns the field and, when narrowed, its line -> path index map. The last
+        narrowed field of each kind is kept: the next key often needs the same one
+        (a character already in the query narrows nothing more).
         """
-        full = self.field(kind)
-        if full.presence is None:
-            return full, None
-        needed = sorted(set(query.lower().encode("utf-8", "surrogatepass")))
-        bits = np.bitwise_and.reduce(full.presence[needed], axis=0)  # type: ignore[index]
-        if int(_POPCOUNT[bits].sum()) > _MINI_FRACTION * len(self.paths):
-            return full, None
-        indices = np.flatnonzero(np.unpackbits(bits, count=len(self.paths))).tolist()
-        texts = full.texts
-        return _Field.build([texts[i] for i in indices]), indices
+        key = (kind, frozenset(query.lower().encode("utf-8", "surrogatepass")))
+        kept = self._narrowed.get(kind)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        indices, _ = self._holding(kind, query)
+        if indices is None:
+            return self.field(kind), None
+        texts = self.field(kind).texts
+        result = Field.build([texts[i] for i in indices]), indices
+        self._narrowed[kind] = (key, result)
+        return result
+
+    def path_scan(self, query: str, budget: int) -> tuple[Field, list[int] | None, int | None, bool]:
+        """The whole-path tier's field and map, where its scan ends, and whether ``budget`` cut it."""
+        field, indices = self.narrowed("path", query)
+        cut = len(field.blob) > budget
+        return field, indices, budget if cut else None, cut
+
+    def budget_cut(self, query: str, budget: int) -> tuple[bool, int, int]:
+        """Where :meth:`path_scan`'s budget cuts: whether it does, the last path it sees, how many characters of it."""
+        indices, _ = self._holding("path", query)
+        if indices is None:
+            starts = self.path.starts
+            if len(self.path.blob) <= budget:
+                return False, -1, 0
+            last = bisect_right(starts, budget - 1) - 1
+            return True, last, budget - starts[last]
+        if not indices:
+            return False, -1, 0
+        assert self.path_len is not None
+        ends = np.cumsum(self.path_len[indices] + 1)  # the narrowed blob is "\n" + each text and its newline
+        if 1 + int(ends[-1]) <= budget:
+            return False, -1, 0
+        starts = np.concatenate(([1], 1 + ends[:-1]))
+        last = int(np.searchsorted(starts, budget, side="left")) - 1  # the last text starting before the budget
+        return True, indices[last], budget - int(starts[last])
+
+    def seed(self, query: str) -> list[int] | None:
+        """The paths holding every byte of ``query`` when they are short enough together to scan each time (else None)."""
+        indices, count = self._holding("path", query)
+        if indices is None or self.path_len is None or int(self.path_len[indices].sum()) > SEED_CHARS:
+            return None
+        return indices
 
 
 class FuzzyMatcher:
@@ -221,7 +252,7 @@ class FuzzyMatcher:
         self._corpus = _Corpus(paths)
         if prepare:
             self._corpus.prepare()
-        self._last: tuple[_Corpus, str, bool, list[int]] | None = None
+        self._known: list[tuple[_Corpus, str, list[int]]] = []
 
     def __len__(self) -> int:
         return len(self._corpus.paths)
@@ -243,7 +274,7 @@ class FuzzyMatcher:
         if prepare:
             corpus.prepare()
         self._corpus = corpus
-        self._last = None
+        self._known = []
 
     def prepare(self) -> None:
         """Build the narrowing bitmaps ahead of the first sparse query."""
@@ -266,35 +297,50 @@ class FuzzyMatcher:
         if not query:
             return [Match(p, 0.0, ()) for p in corpus.paths[:limit]]
         case_sensitive = query != query.lower()
-        last = self._last
-        if last is not None and last[0] is corpus and last[2] == case_sensitive and query.startswith(last[1]):
-            candidates, complete = last[3], True  # narrow the previous query's complete match set
-        else:
-            candidates, complete = _gather(corpus, query.lower(), max(CANDIDATES, limit * 2))
+        candidates = _gather(self._view(corpus, query.lower()), query.lower(), max(CANDIDATES, limit * 2))
         scored: list[Match] = []
-        survivors: list[int] = []
         for index in candidates:
             path = corpus.paths[index]
             result = score_path(path, corpus.base_start[index], query, case_sensitive)
             if result is not None:
-                survivors.append(index)
                 scored.append(Match(path, result[0], result[1]))
-        self._last = (corpus, query, case_sensitive, survivors) if complete else None
         return heapq.nlargest(limit, scored, key=lambda m: (m.score, -len(m.path)))
 
+    def _view(self, corpus: _Corpus, query: str) -> _Corpus | Subset:
+        """What to scan for the lowercase ``query``: only its matches when they can be known cheaply, else everything.
 
-def _gather(corpus: _Corpus, query: str, wanted: int) -> tuple[list[int], bool]:
+        They are known from the matches of a prefix typed before (each character typed
+        narrows the last set), or worked out from the paths holding all its characters
+        when those are few. Kept per corpus: a new listing starts afresh.
+        """
+        known = [entry for entry in self._known if entry[0] is corpus and query.startswith(entry[1])]
+        if known:
+            _, prefix, matches = max(known, key=lambda entry: len(entry[1]))
+            ids = matches if prefix == query else matching(corpus, matches, query)
+        elif (seed := corpus.seed(query)) is not None:
+            ids = matching(corpus, seed, query)
+        else:
+            self._known = []
+            return corpus
+        if not any(entry[1] == query for entry in known):
+            known.append((corpus, query, ids))
+        self._known = known[-_KNOWN:]
+        return Subset(corpus, ids)
+
+
+def _gather(view: _Corpus | Subset, query: str, wanted: int) -> list[int]:
     """Candidate path indices, tier by tier, for a lowercase query.
 
-    Returns:
-        The candidates, and whether they are every path matching the query
-        (then a longer query only needs to look at them).
+    ``view`` is the whole corpus or a :class:`Subset` holding every path that matches
+    the query: both give the same candidates in the same order.
     """
+    corpus = view if isinstance(view, _Corpus) else view.corpus
     seen: dict[int, None] = {}
-    narrowed: dict[str, tuple[_Field, list[int] | None]] = {}
+    narrowed: dict[str, tuple[Field, list[int] | None]] = {}
     esc = [re.escape(c) for c in query]
     lit = "".join(esc)
     subsequence = esc[0] + "".join(f"[^\\n{e}]*+{e}" for e in esc[1:]) + "[^\\n]*+"
+    whole_line = in_order(query)  # the same lines as ``subsequence``, read once each: for long lines
 
     def take(indices: Iterable[int]) -> bool:
         for index in indices:
@@ -303,48 +349,51 @@ def _gather(corpus: _Corpus, query: str, wanted: int) -> tuple[list[int], bool]:
                 return True
         return False
 
-    def scan(kind: str, pattern: str, endpos: int | None = None) -> Iterator[int]:
+    def scan(kind: str, pattern: str) -> Iterator[int]:
         if kind not in narrowed:
-            narrowed[kind] = corpus.narrowed(kind, query)
+            narrowed[kind] = view.narrowed(kind, query)
         field, index_map = narrowed[kind]
-        for line in field.lines(pattern, endpos=endpos):
+        for line in field.lines(pattern):
             yield index_map[line] if index_map is not None else line
+
+    def dir_lines(field: Field, pattern: str) -> Iterator[int]:
+        """The directories (their corpus lines) whose text in ``field`` matches."""
+        lines = field.lines(pattern)
+        return lines if view.dir_ids is None else map(view.dir_ids.__getitem__, lines)
 
     def from_dirs(lines: Iterable[int]) -> Iterator[int]:
         for line in lines:
             yield from corpus.dir_files[line][:PER_DIRECTORY]
 
     if "/" not in query:
-        word_lit = re.escape(_MARK + query.translate(_MARK_SEPARATORS))
+        word_lit = re.escape(MARK + query.translate(MARK_SEPARATORS))
         ladder: list[Iterable[int]] = [
-            *_name_tiers(corpus, query, lit, word_lit),
-            from_dirs(corpus.dir_words.lines(word_lit)),  # a directory has it at a word start
+            *_name_tiers(view, query, lit, word_lit),
+            from_dirs(dir_lines(view.dir_words, word_lit)),  # a directory has it at a word start
             scan("base", f"\\n{subsequence}"),  # the file name starts with its first letter, the rest in order
-            from_dirs(corpus.dirs.lines(lit)),  # a directory contains it
+            from_dirs(dir_lines(view.dirs, lit)),  # a directory contains it
             scan("base", subsequence),  # the file name has it in order
-            from_dirs(corpus.dirs.lines(subsequence)),  # a directory has it in order
+            from_dirs(dir_lines(view.dirs, whole_line)),  # a directory has it in order
         ]
     else:
         head, _, tail = query.rpartition("/")
         ladder = [
-            _across_slash(corpus, head + "/", tail),  # the directory ends with the part before the last "/" ...
-            from_dirs(corpus.dirs.lines(lit)),  # a directory contains it
+            _across_slash(corpus, dir_lines(view.dirs, re.escape(head + "/") + "\\n"), tail),  # the directory ends with the part before the last "/" ...
+            from_dirs(dir_lines(view.dirs, lit)),  # a directory contains it
         ]
     for tier in ladder:
         if take(tier):
-            return list(seen), False
+            return list(seen)
     # The path has it in order, spanning directories and file name.
-    if "path" not in narrowed:
-        narrowed["path"] = corpus.narrowed("path", query)
-    cut = len(narrowed["path"][0].blob) > PATH_SCAN_BUDGET
-    if take(scan("path", subsequence, PATH_SCAN_BUDGET if cut else None)):
-        return list(seen), False
-    return list(seen), not cut
+    field, index_map, endpos, _ = view.path_scan(query, PATH_SCAN_BUDGET)
+    lines = field.lines(whole_line, endpos=endpos)
+    take(lines if index_map is None else map(index_map.__getitem__, lines))
+    return list(seen)
 
 
-def _across_slash(corpus: _Corpus, head: str, tail: str) -> Iterator[int]:
-    """Paths containing ``head + tail`` where the last ``/`` of the query is the one before the file name."""
-    for line in corpus.dirs.lines(re.escape(head) + "\\n"):
+def _across_slash(corpus: _Corpus, dirs: Iterable[int], tail: str) -> Iterator[int]:
+    """Paths in ``dirs`` (those ending with the query's part before its last ``/``) whose file name starts with ``tail``."""
+    for line in dirs:
         files = corpus.dir_files[line]
         if not tail:
             yield from files[:PER_DIRECTORY]
@@ -353,37 +402,35 @@ def _across_slash(corpus: _Corpus, head: str, tail: str) -> Iterator[int]:
         yield from (i for i in files if base[i].startswith(tail))
 
 
-def _name_tiers(corpus: _Corpus, query: str, lit: str, word_lit: str) -> list[Iterable[int]]:
-    """File names that start with the query, have it at a word start, contain it.
+def _name_tiers(view: _Corpus | Subset, query: str, lit: str, word_lit: str) -> list[Iterable[int]]:
+    """File names that start with the query, have it at a word start, contain it (as path indices).
 
     One literal scan finds and classifies every occurrence. When the literal
     is dense, classification stops early and the first two tiers continue
     with their own scans, so they stay complete.
     """
-    blob = corpus.base.blob
-    starts = corpus.base.starts
+    blob = view.base.blob
+    starts = view.base.starts
     best: dict[int, int] = {}
     stop = 0
     for count, match in enumerate(re.finditer(lit, blob), 1):
         at = match.start()
         before = blob[at - 1]
-        rank = 0 if before == "\n" else 1 if before in _SEPARATORS else 2
+        rank = 0 if before == "\n" else 1 if before in SEPARATORS else 2
         line = bisect_right(starts, at) - 1
         if rank < best.get(line, 3):
             best[line] = rank
         if count >= _DENSE:
             stop = match.end()
             break
+    ids = view.path_ids
     tiers: list[list[int]] = [[], [], []]
     for line, rank in best.items():
-        tiers[rank].append(line)
+        tiers[rank].append(line if ids is None else ids[line])
     if not stop:
         return tiers  # type: ignore[return-value]
-    words = _Field(texts=corpus.base.texts, blob=corpus.base_words, starts=starts)
-    return [
-        tiers[0],
-        corpus.base.lines(f"\\n{lit}", pos=stop),
-        tiers[1],
-        words.lines(word_lit, pos=stop),
-        tiers[2],
-    ]
+    words = Field(texts=view.base.texts, blob=view.base_words, starts=starts)
+    rest = [view.base.lines(f"\\n{lit}", pos=stop), words.lines(word_lit, pos=stop)]
+    if ids is not None:
+        rest = [map(ids.__getitem__, lines) for lines in rest]  # type: ignore[misc]
+    return [tiers[0], rest[0], tiers[1], rest[1], tiers[2]]

@@ -173,3 +173,54 @@ def test_bitmaps_hold_for_any_file_name(odd: list[str]) -> None:
     for query in ("istanbul", "İstanbul", "break", "broken", "naïve", "linebr", "ixgbemain"):
         assert prepared.search(query) == plain.search(query), query
     assert "x/line\nbreak.c" in {m.path for m in prepared.search("break", limit=100)}
+
+
+@pytest.fixture(scope="module")
+def kernel() -> list[str]:
+    return synthetic_paths(80_000, seed=0)
+
+
+TYPED = ("ixgbemain", "page_alloc", "kernel/sched", "ext4inode", "Kconfig", "mlx5core", "drvnetintel", "i915gem", "mm/pgalloc", "zzq", "xz")
+
+
+def test_every_prefix_typed_equals_a_fresh_search(kernel: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typed a key at a time (and back with Backspace), each result equals a search that scans every path:
+    the match sets kept from the keys before only narrow what is scanned, never what is found."""
+    from core.memory import fuzzy
+
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", 1_000_000)  # more keys from kept sets than the default allows
+    typed = FuzzyMatcher(kernel)
+    keys = [query[:end] for query in TYPED for end in [*range(1, len(query) + 1), *range(len(query) - 1, 0, -1)]]
+    results, kept = [], 0
+    for prefix in keys:
+        results.append(typed.search(prefix))
+        kept += bool(typed._known)
+    assert kept >= 30, f"only {kept} of {len(keys)} keys answered from a kept match set"
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", -1)
+    fresh = FuzzyMatcher(kernel)
+    for prefix, got in zip(keys, results):
+        fresh._known = []
+        assert got == fresh.search(prefix), prefix
+        assert not fresh._known
+
+
+def test_a_kept_match_set_sees_what_the_budget_let_a_fresh_search_see(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a small whole-path budget (the scan cut after 5,000 characters, often in the middle of a path),
+    every prefix typed still equals a fresh search: the cut is placed where the whole corpus puts it."""
+    from core.memory import fuzzy
+
+    paths = synthetic_paths(3_000, seed=5)
+    rng = random.Random(7)
+    words = ["ixgbe", "page", "alloc", "kernel", "sched", "ext4", "inode", "mlx5", "core", "net", "intel", "i915", "gem", "drv", "usb", "mm", "x86", "pci"]
+    queries = ["".join(rng.choice(w)[: rng.randint(1, 3)] for w in rng.sample(words, 3)) for _ in range(60)]
+    monkeypatch.setattr(fuzzy, "PATH_SCAN_BUDGET", 5_000)
+    monkeypatch.setattr(fuzzy, "CANDIDATES", 20)
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", 1_000_000)
+    typed = FuzzyMatcher(paths)
+    keys = [query[:end] for query in queries for end in range(1, len(query) + 1)]
+    results = [typed.search(prefix, limit=5) for prefix in keys]
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", -1)
+    fresh = FuzzyMatcher(paths)
+    for prefix, got in zip(keys, results):
+        fresh._known = []
+        assert got == fresh.search(prefix, limit=5), prefix
