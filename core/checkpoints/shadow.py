@@ -206,13 +206,20 @@ class ShadowRepo:
             return tree
 
     def _ignored_directories(self) -> list[str]:
-        """The directories git leaves out of a snapshot, whole (absolute paths); none when git cannot say."""
+        """The directories git never looks into (absolute paths): ignored themselves, none of their files stored.
+
+        ``ls-files --directory`` also names a directory whose files are all ignored but which is not
+        (``cache/`` holding only ``*.pyc``): a file made there later is stored, so ``check-ignore``
+        keeps only the directories an ignore rule matches. None when git cannot say (all watched).
+        """
         try:
             out = self.git("ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z")
+            candidates = b"".join(name + b"\0" for name in out.split(b"\0") if name.endswith(b"/"))
+            matched = self.git("check-ignore", "-z", "--stdin", input=candidates, check=False) if candidates else b""
         except CheckpointError as exc:
             log.warning("checkpoint: %s; watching every directory", exc)
             return []
-        return [str(self.root / os.fsdecode(name[:-1])) for name in out.split(b"\0") if name.endswith(b"/")]
+        return [str(self.root / os.fsdecode(name.rstrip(b"/"))) for name in matched.split(b"\0") if name.endswith(b"/")]
 
     def _differing(self, only: list[str] | None = None) -> list[str] | None:
         """The paths where the tree differs from the latest snapshot (``git status`` against ``HEAD``); None: unknown.

@@ -181,3 +181,17 @@ def test_a_few_changed_files_are_looked_at_alone_and_stored_exactly(project: Pat
     assert tree == _scratch(project, tmp_path, "few")
     names = repo.git("ls-tree", "-r", "--name-only", tree).decode().split("\n")
     assert ":!calc.py" in names and "notes.md" not in names and "pkg/debug.log" not in names
+
+
+def test_a_directory_holding_only_ignored_files_is_watched(project: Path, tmp_path: Path) -> None:
+    """``cache/`` is not ignored, only its ``*.pyc`` are: a file made there later is stored."""
+    (project / ".gitignore").write_text("build/\n*.pyc\n")
+    (project / "cache" / "deep").mkdir(parents=True)
+    (project / "cache" / "a.pyc").write_bytes(b"ignored")
+    (project / "cache" / "deep" / "b.pyc").write_bytes(b"ignored")
+    repo = ShadowRepo(project, watch=True)
+    repo.snapshot_all()
+    (project / "cache" / "deep" / "new.py").write_text("stored\n")
+    tree = repo.snapshot_all()
+    assert "cache/deep/new.py" in repo.git("ls-tree", "-r", "--name-only", tree).decode().split("\n")
+    assert tree == _scratch(project, tmp_path, "cache")
