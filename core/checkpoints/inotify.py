@@ -133,7 +133,7 @@ class TreeWatch:
         if not self._fresh:
             try:
                 self._establish()
-            except WatchUnavailable as exc:
+            except (WatchUnavailable, OSError) as exc:
                 self.disable(str(exc))
                 return None
         self._paths = set()
@@ -198,7 +198,11 @@ class TreeWatch:
                     for entry in entries:
                         if entry.name == ".git" or entry.path in skip or not entry.is_dir(follow_symlinks=False):
                             continue
-                        if entry.stat(follow_symlinks=False).st_dev != device:
+                        try:
+                            inner = entry.stat(follow_symlinks=False).st_dev
+                        except FileNotFoundError:
+                            continue  # deleted while listed: an event says so
+                        if inner != device:
                             raise WatchUnavailable(f"{entry.path} is another file system mounted in the project")
                         stack.append(entry.path)
             except FileNotFoundError:

@@ -10,11 +10,12 @@ in-tree attribute that would change bytes on the way in (``text``, ``eol``, ``fi
 Two ways to take a snapshot, both ending in a tree id:
 
 - :meth:`ShadowRepo.snapshot_all`: tracked and untracked-not-ignored files. When the project is
-  watched (``watch=True``, :mod:`core.checkpoints.inotify`) and no event came since the status
-  behind the latest snapshot began, that snapshot is the answer with no git process and no
-  ``lstat``. Otherwise one ``git status`` compares the tree with the latest snapshot (the shadow's
-  ``HEAD``), through the index's stat cache and untracked cache, so an untouched tree is neither
-  rehashed nor walked; when nothing differs that snapshot is the answer (one git process). Otherwise only the paths it named go
+  watched (``watch=True``, :mod:`core.checkpoints.inotify`) and no event came since the latest
+  snapshot was taken, that snapshot is the answer with no git process and no ``lstat``; when
+  events named a few files, the ``git status`` below looks at those alone. Otherwise one ``git
+  status`` compares the tree with the latest snapshot (the shadow's ``HEAD``), through the
+  index's stat cache and untracked cache, so an untouched tree is neither rehashed nor walked;
+  when nothing differs that snapshot is the answer (one git process). Otherwise only the paths it named go
   into the index (``update-index``; ``git add -A`` when they are many or refused) and
   ``write-tree`` makes the tree;
 - :meth:`ShadowRepo.snapshot_paths`: only the named paths (a writer that says what it
