@@ -195,3 +195,33 @@ def test_a_directory_holding_only_ignored_files_is_watched(project: Path, tmp_pa
     tree = repo.snapshot_all()
     assert "cache/deep/new.py" in repo.git("ls-tree", "-r", "--name-only", tree).decode().split("\n")
     assert tree == _scratch(project, tmp_path, "cache")
+
+
+def _inotify_instances() -> int:
+    return sum(1 for fd in os.listdir("/proc/self/fd") if _link(f"/proc/self/fd/{fd}") == "anon_inode:inotify")
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+async def test_closing_the_checkpoints_releases_the_watch_and_a_forgotten_one_is_released_too(project: Path) -> None:
+    from core.checkpoints.manager import Checkpoints
+
+    before = _inotify_instances()
+    checkpoints = Checkpoints(project)
+    checkpoints.snapshot(None)
+    assert _inotify_instances() == before + 1
+    checkpoints.close()
+    assert _inotify_instances() == before
+    forgotten = Checkpoints(project)
+    forgotten.snapshot(None)
+    assert _inotify_instances() == before + 1
+    del forgotten  # an application dropped without closing: its instance goes with it
+    import gc
+
+    gc.collect()
+    assert _inotify_instances() == before
