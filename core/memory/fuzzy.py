@@ -41,6 +41,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from core.memory.fields import MARK, MARK_SEPARATORS, SEPARATORS, STEP, Field, in_order
+from core.memory.memo import ScanMemo
 from core.memory.scoring import score_path
 from core.memory.subset import SEED_CHARS, Subset, matching
 
@@ -253,6 +254,7 @@ class FuzzyMatcher:
         if prepare:
             self._corpus.prepare()
         self._known: list[tuple[_Corpus, str, list[int]]] = []
+        self._memo = ScanMemo()
 
     def __len__(self) -> int:
         return len(self._corpus.paths)
@@ -275,6 +277,7 @@ class FuzzyMatcher:
             corpus.prepare()
         self._corpus = corpus
         self._known = []
+        self._memo.clear()
 
     def prepare(self) -> None:
         """Build the narrowing bitmaps ahead of the first sparse query."""
@@ -297,7 +300,7 @@ class FuzzyMatcher:
         if not query:
             return [Match(p, 0.0, ()) for p in corpus.paths[:limit]]
         case_sensitive = query != query.lower()
-        candidates = _gather(self._view(corpus, query.lower()), query.lower(), max(CANDIDATES, limit * 2))
+        candidates = _gather(self._view(corpus, query.lower()), query.lower(), max(CANDIDATES, limit * 2), self._memo)
         scored: list[Match] = []
         for index in candidates:
             path = corpus.paths[index]
@@ -328,19 +331,23 @@ class FuzzyMatcher:
         return Subset(corpus, ids)
 
 
-def _gather(view: _Corpus | Subset, query: str, wanted: int) -> list[int]:
+def _gather(view: _Corpus | Subset, query: str, wanted: int, memo: ScanMemo | None = None) -> list[int]:
     """Candidate path indices, tier by tier, for a lowercase query.
 
     ``view`` is the whole corpus or a :class:`Subset` holding every path that matches
-    the query: both give the same candidates in the same order.
+    the query: both give the same candidates in the same order. ``memo`` keeps the
+    whole corpus's long scans for the next, longer query.
     """
     corpus = view if isinstance(view, _Corpus) else view.corpus
+    if not isinstance(view, _Corpus):
+        memo = None  # a subset's scans are short
     seen: dict[int, None] = {}
     narrowed: dict[str, tuple[Field, list[int] | None]] = {}
     esc = [re.escape(c) for c in query]
     lit = "".join(esc)
     subsequence = esc[0] + "".join(f"[^\\n{e}]*+{e}" for e in esc[1:]) + "[^\\n]*+"
     whole_line = in_order(query)  # the same lines as ``subsequence``, read once each: for long lines
+    letters = frozenset(query.encode("utf-8", "surrogatepass"))
 
     def take(indices: Iterable[int]) -> bool:
         for index in indices:
@@ -349,17 +356,31 @@ def _gather(view: _Corpus | Subset, query: str, wanted: int) -> list[int]:
                 return True
         return False
 
-    def scan(kind: str, pattern: str) -> Iterator[int]:
+    def scan(kind: str, pattern: str, test: str, tier: str) -> Iterator[int]:
+        """The paths whose ``kind`` text matches, from the narrowed field (lazily: nothing runs before the tier does)."""
         if kind not in narrowed:
             narrowed[kind] = view.narrowed(kind, query)
         field, index_map = narrowed[kind]
-        for line in field.lines(pattern):
-            yield index_map[line] if index_map is not None else line
+
+        def read() -> Iterator[int]:
+            for line in field.lines(pattern):
+                yield index_map[line] if index_map is not None else line
+
+        if memo is None:
+            yield from read()
+        else:
+            region = (corpus, kind, letters if index_map is not None else None)
+            yield from memo.lines(tier, region, query, read, test, corpus.field(kind).texts.__getitem__)
 
     def dir_lines(field: Field, pattern: str) -> Iterator[int]:
         """The directories (their corpus lines) whose text in ``field`` matches."""
         lines = field.lines(pattern)
         return lines if view.dir_ids is None else map(view.dir_ids.__getitem__, lines)
+
+    def dirs_in_order() -> Iterator[int]:
+        if memo is None:
+            return dir_lines(view.dirs, whole_line)
+        return memo.lines("dirs", (corpus, "dirs"), query, lambda: dir_lines(view.dirs, whole_line), whole_line, corpus.dirs.texts.__getitem__)
 
     def from_dirs(lines: Iterable[int]) -> Iterator[int]:
         for line in lines:
@@ -370,10 +391,10 @@ def _gather(view: _Corpus | Subset, query: str, wanted: int) -> list[int]:
         ladder: list[Iterable[int]] = [
             *_name_tiers(view, query, lit, word_lit),
             from_dirs(dir_lines(view.dir_words, word_lit)),  # a directory has it at a word start
-            scan("base", f"\\n{subsequence}"),  # the file name starts with its first letter, the rest in order
+            scan("base", f"\\n{subsequence}", f"\\n{subsequence}", "name starts"),  # the file name starts with its first letter, the rest in order
             from_dirs(dir_lines(view.dirs, lit)),  # a directory contains it
-            scan("base", subsequence),  # the file name has it in order
-            from_dirs(dir_lines(view.dirs, whole_line)),  # a directory has it in order
+            scan("base", subsequence, whole_line, "name"),  # the file name has it in order
+            from_dirs(dirs_in_order()),  # a directory has it in order
         ]
     else:
         head, _, tail = query.rpartition("/")
@@ -386,8 +407,25 @@ def _gather(view: _Corpus | Subset, query: str, wanted: int) -> list[int]:
             return list(seen)
     # The path has it in order, spanning directories and file name.
     field, index_map, endpos, _ = view.path_scan(query, PATH_SCAN_BUDGET)
-    lines = field.lines(whole_line, endpos=endpos)
-    take(lines if index_map is None else map(index_map.__getitem__, lines))
+
+    def read() -> Iterator[int]:
+        lines = field.lines(whole_line, endpos=endpos)
+        return lines if index_map is None else map(index_map.__getitem__, lines)
+
+    if memo is None:
+        take(read())
+        return list(seen)
+    last, visible = -1, 0
+    if endpos is not None:  # the scan sees only the start of its last path
+        line = bisect_right(field.starts, endpos - 1) - 1
+        last, visible = (index_map[line] if index_map is not None else line), endpos - field.starts[line]
+    low = corpus.low
+
+    def text(index: int) -> str:
+        return low[index][:visible] if index == last else low[index]
+
+    region = (corpus, "path", endpos, letters if index_map is not None else None)
+    take(memo.lines("path", region, query, read, whole_line, text))
     return list(seen)
 
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.memory.fuzzy import FuzzyMatcher
+from core.memory.memo import ScanMemo
 from core.memory.scoring import score_path
 from benchmarks.synthetic import ANCHOR_PATHS, synthetic_paths
 
@@ -183,30 +184,33 @@ def kernel() -> list[str]:
 TYPED = ("ixgbemain", "page_alloc", "kernel/sched", "ext4inode", "Kconfig", "mlx5core", "drvnetintel", "i915gem", "mm/pgalloc", "zzq", "xz")
 
 
-def test_every_prefix_typed_equals_a_fresh_search(kernel: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("seed_chars", [1_000_000, -1])
+def test_every_prefix_typed_equals_a_fresh_search(kernel: list[str], monkeypatch: pytest.MonkeyPatch, seed_chars: int) -> None:
     """Typed a key at a time (and back with Backspace), each result equals a search that scans every path:
-    the match sets kept from the keys before only narrow what is scanned, never what is found."""
+    the match sets and scans kept from the keys before only narrow what is read, never what is found."""
     from core.memory import fuzzy
 
-    monkeypatch.setattr(fuzzy, "SEED_CHARS", 1_000_000)  # more keys from kept sets than the default allows
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", seed_chars)  # kept match sets for more keys than by default, or none (kept scans only)
     typed = FuzzyMatcher(kernel)
     keys = [query[:end] for query in TYPED for end in [*range(1, len(query) + 1), *range(len(query) - 1, 0, -1)]]
     results, kept = [], 0
     for prefix in keys:
         results.append(typed.search(prefix))
         kept += bool(typed._known)
-    assert kept >= 30, f"only {kept} of {len(keys)} keys answered from a kept match set"
+    assert kept >= 30 if seed_chars > 0 else kept == 0, f"{kept} of {len(keys)} keys answered from a kept match set"
     monkeypatch.setattr(fuzzy, "SEED_CHARS", -1)
     fresh = FuzzyMatcher(kernel)
     for prefix, got in zip(keys, results):
-        fresh._known = []
+        fresh._known, fresh._memo = [], ScanMemo()
         assert got == fresh.search(prefix), prefix
         assert not fresh._known
 
 
-def test_a_kept_match_set_sees_what_the_budget_let_a_fresh_search_see(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("seed_chars", [1_000_000, -1])
+def test_a_kept_match_set_sees_what_the_budget_let_a_fresh_search_see(monkeypatch: pytest.MonkeyPatch, seed_chars: int) -> None:
     """With a small whole-path budget (the scan cut after 5,000 characters, often in the middle of a path),
-    every prefix typed still equals a fresh search: the cut is placed where the whole corpus puts it."""
+    every prefix typed still equals a fresh search: the cut is placed where the whole corpus puts it, and a
+    kept scan is reused only over the same texts (with no kept match sets: kept scans alone)."""
     from core.memory import fuzzy
 
     paths = synthetic_paths(3_000, seed=5)
@@ -215,12 +219,27 @@ def test_a_kept_match_set_sees_what_the_budget_let_a_fresh_search_see(monkeypatc
     queries = ["".join(rng.choice(w)[: rng.randint(1, 3)] for w in rng.sample(words, 3)) for _ in range(60)]
     monkeypatch.setattr(fuzzy, "PATH_SCAN_BUDGET", 5_000)
     monkeypatch.setattr(fuzzy, "CANDIDATES", 20)
-    monkeypatch.setattr(fuzzy, "SEED_CHARS", 1_000_000)
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", seed_chars)
     typed = FuzzyMatcher(paths)
     keys = [query[:end] for query in queries for end in range(1, len(query) + 1)]
     results = [typed.search(prefix, limit=5) for prefix in keys]
     monkeypatch.setattr(fuzzy, "SEED_CHARS", -1)
     fresh = FuzzyMatcher(paths)
     for prefix, got in zip(keys, results):
-        fresh._known = []
+        fresh._known, fresh._memo = [], ScanMemo()
         assert got == fresh.search(prefix, limit=5), prefix
+
+
+def test_a_kept_scan_is_not_reused_over_other_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"ab" is found only across directory and name, in the first 2,000 characters of all paths; "abc" narrows
+    to 40 longer paths that scan missed: they are found (filtering what "ab" found would miss every one)."""
+    from core.memory import fuzzy
+
+    monkeypatch.setattr(fuzzy, "PATH_SCAN_BUDGET", 2_000)
+    monkeypatch.setattr(fuzzy, "SEED_CHARS", -1)
+    fillers = [f"a{n:04d}/b{n:04d}.txt" for n in range(1_000)]
+    targets = [f"a/b/c_long_name_{n:04d}.py" for n in range(40)]
+    matcher = FuzzyMatcher(fillers + targets)
+    assert len(matcher.search("ab", limit=300)) < 300  # its path scan read its whole (cut) region
+    found = [m.path for m in matcher.search("abc", limit=100)]
+    assert sorted(found) == targets
