@@ -196,8 +196,8 @@ class TreeWatch:
             try:  # listed after its watch is in place: a directory made after this listing leaves an event
                 with os.scandir(folder) as entries:
                     for entry in entries:
-                        if entry.name == ".git" or entry.path in skip or not entry.is_dir(follow_symlinks=False):
-                            continue
+                        if not entry.is_dir(follow_symlinks=False) or entry.name == ".git" or entry.path in skip:
+                            continue  # (files first: the type comes with the listing, the path is built only for a directory)
                         try:
                             inner = entry.stat(follow_symlinks=False).st_dev
                         except FileNotFoundError:
