@@ -118,9 +118,9 @@ class ToolCallView(Widget, can_focus=True):
         name = Text(no_wrap=True, overflow="ellipsis")
         name.append(f"{STATUS_ICONS.get(record.status, '?')} ", style=f"bold {style}")
         name.append(record.call.name, style="bold")
-        if record.status == "pending":
+        if record.status == "pending":  # the words go on a line of their own: at 80 columns they left the name one letter
             since = record.asked_at if record.asked_at is not None else record.started
-            timing = f"{STATUS_LABELS['pending']} {format_duration(self._clock() - since)}"
+            timing = format_duration(self._clock() - since)
         elif record.status == "running":
             timing = f"running {format_duration(self._clock() - record.started)}"
         else:
@@ -133,9 +133,11 @@ class ToolCallView(Widget, can_focus=True):
         summary = summarize_args(record.call.parameters, 200)
         if summary and not self.expanded:
             parts.append(Text(f"  {summary}", style="dim", no_wrap=True, overflow="ellipsis"))
-        if record.decision:
+        if record.status == "pending":
+            parts.append(Text(f"  {STATUS_LABELS['pending']}", style=f"italic {style}", no_wrap=True, overflow="ellipsis"))
+        if record.decision:  # wrapped lines keep the indent: the pane is 26 columns wide at 80x24
             ran = record.duration if record.finished and record.status not in NEVER_RAN else None
-            parts.append(Text(f"  {approval_line(record.decision, record.automatic, record.waited, ran)}", style="italic"))
+            parts.append(Padding(Text(approval_line(record.decision, record.automatic, record.waited, ran), style="italic"), (0, 0, 0, 2)))
         from core.checkpoints.summary import files_lines  # its dataclasses are not on the path to the first frame
 
         for line in files_lines(record.metadata.get("files_changed")):  # issue 26: what the call created, changed, deleted
