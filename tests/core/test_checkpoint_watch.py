@@ -6,6 +6,7 @@ trees compared with a snapshot taken from scratch in a second, unwatched shadow.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -211,6 +212,7 @@ def _link(path: str) -> str:
 async def test_closing_the_checkpoints_releases_the_watch_and_a_forgotten_one_is_released_too(project: Path) -> None:
     from core.checkpoints.manager import Checkpoints
 
+    gc.collect()  # the earlier tests' repositories, dropped, release theirs
     before = _inotify_instances()
     checkpoints = Checkpoints(project)
     checkpoints.snapshot(None)
@@ -221,7 +223,5 @@ async def test_closing_the_checkpoints_releases_the_watch_and_a_forgotten_one_is
     forgotten.snapshot(None)
     assert _inotify_instances() == before + 1
     del forgotten  # an application dropped without closing: its instance goes with it
-    import gc
-
     gc.collect()
     assert _inotify_instances() == before
