@@ -144,3 +144,31 @@ async def test_a_replaced_answer_is_one_markdown_again(monkeypatch: pytest.Monke
         assert not message.segments and message.shown == "## Replaced\n\nOnly this.\n"
         rows = [row.strip() for row in _screen(app) if row.strip()]
         assert rows == ["Replaced", "Only this."]
+
+
+
+async def test_an_append_called_during_a_hand_over_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``MarkdownStream.stop`` sends the rest with a new append while the last one may still be moving
+    finished blocks out: Textual's append adds its text to the source as it is called, so the move
+    must not write back a source read before it (the rest vanished from what the message shows)."""
+    monkeypatch.setattr(chat, "FLUSH_INTERVAL", 0.0)
+    app = ChatApp()
+    async with app.run_test(size=(80, 60)) as pilot:
+        message = AssistantMessage()
+        await app.query_one(ChatView).add(message)
+        add_segments = message._add_segments
+        late: list[Any] = []
+
+        async def interrupted(texts: list[str]) -> None:
+            if not late:
+                late.append(message._body.append("That is the whole flow.\n"))  # called now, awaited below
+            await add_segments(texts)
+
+        monkeypatch.setattr(message._body, "_finished", interrupted)
+        await message.append(BLOCKS[0] + BLOCKS[1])
+        await wait_for(pilot, lambda: bool(late) and not message._body.busy)
+        await late[0]
+        await message.finish()
+        await refreshed(pilot, message)
+        assert message.shown == BLOCKS[0] + BLOCKS[1] + "That is the whole flow.\n"
+        assert "That is the whole flow." in "\n".join(_screen(app))

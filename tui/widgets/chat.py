@@ -20,7 +20,7 @@ from tui.widgets.markdown_live import LiveMarkdown, MarkdownSegment
 from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import NEVER_RAN, STATUS_ICONS, STATUS_LABELS, STATUS_STYLES, format_duration, status_timing, summarize_args
 from tui.plan import TagFilter
-from tui.widgets.chat_view import ChatView, NewOutputMarker  # noqa: F401  (re-exported: the pane is imported with its messages)
+from tui.widgets.chat_view import UNWEIGHED, ChatView, NewOutputMarker  # noqa: F401  (re-exported: the pane is imported with its messages)
 
 NoteKind = Literal["info", "warning", "error"]
 
@@ -134,7 +134,7 @@ class AssistantMessage(Vertical):
 
     async def _add_segments(self, texts: list[str]) -> None:
         """Finished blocks' sources, each mounted as a segment before the live Markdown (called by it, in a batch)."""
-        segments = [MarkdownSegment(text, classes="md-segment") for text in texts]
+        segments = [MarkdownSegment(text, classes=UNWEIGHED) for text in texts]
         await self.mount_all(segments, before=self._body)
         self._segments.extend(segments)
 

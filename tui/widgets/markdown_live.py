@@ -141,13 +141,14 @@ class LiveMarkdown(ChatMarkdown):
             cut = starts[-1]
             texts = ["".join(lines[start:end]) for start, end in zip([0, *starts[1:-1]], starts[1:])]
             last = blocks[-1]
+            # Textual keeps the source and the line its next append re-parses from: both lose the cut lines,
+            # before any await (an append called meanwhile adds its text to the source at once, lock or not).
+            self._markdown = self._markdown[sum(map(len, texts)) :]
+            self._last_parsed_line = max(0, self._last_parsed_line - cut)
+            start, end = last.source_range
+            last.source_range = (start - cut, end - cut)
             with self.app.batch_update():
                 await self._finished(texts)
-                # Textual keeps the source and the line its next append re-parses from: both lose the cut lines.
-                self._markdown = "".join(lines[cut:])
-                self._last_parsed_line = max(0, self._last_parsed_line - cut)
-                start, end = last.source_range
-                last.source_range = (start - cut, end - cut)
                 await self.remove_children(blocks[:-1])
                 lift_margins(self, bottom=False)
 
