@@ -8,6 +8,7 @@ list it here.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,31 @@ def find_command(name: str) -> Command | None:
     return _BY_NAME.get(name)
 
 
+def suggest(name: str, limit: int = 2) -> list[Command]:
+    """Slash commands a user who typed the unknown ``name`` (``/undo``, ``/exit``, ``/exprot``) probably meant.
+
+    Commands that list the word among their synonyms come first (``/undo`` is ``/rewind``), then
+    names that differ by a typo.
+    """
+    word = name.lstrip("/").lower()
+    by_synonym = [command for command in SLASH_COMMANDS if word in command.synonyms]
+    close = difflib.get_close_matches("/" + word, [command.name for command in SLASH_COMMANDS], n=limit, cutoff=0.7)
+    found = by_synonym + [_BY_NAME[match] for match in close if _BY_NAME[match] not in by_synonym]
+    return found[:limit]
+
+
+def unknown_command_text(name: str) -> str:
+    """What the chat says about an unknown command: the command it probably meant (with what it does), and where the rest are."""
+    meant = suggest(name)
+    if len(meant) == 1:
+        hint = f" Did you mean {meant[0].usage}? {meant[0].help.rstrip('.')}."
+    elif meant:
+        hint = " Did you mean " + " or ".join(command.name for command in meant) + "?"
+    else:
+        hint = ""
+    return f"Unknown command {name}.{hint} Type /help for the list (start with // to send a message beginning with /)."
+
+
 def complete_command(prefix: str) -> list[Command]:
     """Commands whose name starts with ``prefix`` (e.g. ``/p``), in table order."""
     prefix = prefix.lower()
@@ -145,7 +171,7 @@ async def submit(ctx: CommandContext, text: str) -> None:
     parsed = parse_command(text)
     command = find_command(parsed[0]) if parsed else None
     if parsed and command is None:
-        await slash.note(ctx.chat, f"Unknown command {parsed[0]}. Type /help for the list (start with // to send a message beginning with /).", "warning")
+        await slash.note(ctx.chat, unknown_command_text(parsed[0]), "warning")
         ctx.prompt.restore(text)
     elif parsed and command is not None and not command.to_model:
         await run(ctx, command.name, parsed[1])
