@@ -6,7 +6,7 @@ import asyncio
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from benchmarks.child import run_child
 from benchmarks.apphost import SIZE, PaintRecorder, StreamClock, bench_settings, build_app, track_markdown
@@ -38,23 +38,14 @@ def _measure(paints: PaintRecorder, done: dict[str, float], first: float, last: 
     }
 
 
-def _content_tracker(chars: int, shown: Callable[[Any], int] = lambda widget: len(widget.source)) -> tuple[dict[str, float], Any]:
-    """``done["content"]``: when an append first brought what ``shown(widget)`` counts to ``chars``."""
+def _content_tracker(chars: int) -> tuple[dict[str, float], Any]:
     done: dict[str, float] = {}
 
     def on_append(widget: Any, when: float) -> None:
-        if "content" not in done and shown(widget) >= chars:
+        if "content" not in done and len(widget.source) >= chars:
             done["content"] = when
 
     return done, on_append
-
-
-def _answer_length(app: Any) -> Callable[[Any], int]:
-    """Characters on screen of the app's answers: the chat moves an answer's finished blocks out of the
-    Markdown being appended to (``tui.widgets.markdown_live``), so that Markdown holds only the tail."""
-    from tui.widgets.chat import AssistantMessage
-
-    return lambda _widget: sum(len(message.shown) for message in app.chat.query(AssistantMessage))
 
 
 async def app_once(server: ServerProcess, text: str, project: Path, diagnose: bool = False) -> dict[str, Any]:
@@ -67,7 +58,7 @@ async def app_once(server: ServerProcess, text: str, project: Path, diagnose: bo
     app = build_app(settings)
     clock = StreamClock(app.handler.model_provider)
     paints = PaintRecorder(app)
-    done, on_append = _content_tracker(len(text), _answer_length(app))
+    done, on_append = _content_tracker(len(text))
     with track_markdown(on_append):
         async with app.run_test(size=SIZE) as pilot, diagnosis(diagnose, threshold=0.0) as sampler:
             await pilot.pause()

@@ -85,7 +85,7 @@ class TurnRenderer:
 
     async def _message(self) -> AssistantMessage:
         if self.current is None:
-            self.current = AssistantMessage(segmented=not self.view.replaying)  # a replayed answer arrives whole: one Markdown
+            self.current = AssistantMessage()
             await self.chat.add(self.current)
         return self.current
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from rich.text import Text
 from textual import events
+from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
@@ -16,11 +17,10 @@ from textual.widgets.markdown import MarkdownStream
 from core.narration import stop_label
 from core.types import ToolCall
 from tui.widgets.markdown_code import FoldingFence
-from tui.widgets.markdown_live import LiveMarkdown, MarkdownSegment
 from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import NEVER_RAN, STATUS_ICONS, STATUS_LABELS, STATUS_STYLES, format_duration, status_timing, summarize_args
 from tui.plan import TagFilter
-from tui.widgets.chat_view import UNWEIGHED, ChatView, NewOutputMarker  # noqa: F401  (re-exported: the pane is imported with its messages)
+from tui.widgets.chat_view import ChatView, NewOutputMarker  # noqa: F401  (re-exported: the pane is imported with its messages)
 
 NoteKind = Literal["info", "warning", "error"]
 
@@ -71,6 +71,36 @@ BACKLOG_CHARS = 800
 _CATCH_UP_TIMEOUT = 2.0
 
 
+class StreamedMarkdown(ChatMarkdown):
+    """A Markdown that knows whether an append is still being rendered (parsed and mounted)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._appending = 0
+        self.appends_done = 0
+        """Appends rendered so far (a refresh after the latest one means the blocks' heights are current)."""
+
+    @property
+    def busy(self) -> bool:
+        """True while an append is being parsed and mounted."""
+        return self._appending > 0
+
+    def append(self, markdown: str) -> AwaitComplete:
+        pending = super().append(markdown)
+        self._appending += 1
+
+        async def appended() -> None:
+            try:
+                await pending
+            finally:
+                self._appending -= 1
+                self.appends_done += 1
+                if not self._appending and isinstance(self.parent, AssistantMessage):
+                    self.parent.appended()
+
+        return AwaitComplete(appended())
+
+
 NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls", "pause_turn"})
 """Stop reasons of an answer that ended as the model meant it (no label; after ``pause_turn`` the model goes on in the same message: ``tui.turn``)."""
 class AssistantMessage(Vertical):
@@ -84,19 +114,12 @@ class AssistantMessage(Vertical):
     has arrived. ``<plan>`` answers become a :class:`PlanView` when the message
     completes.
 
-    ``segmented`` (a live stream): each finished top-level block moves to a
-    :class:`MarkdownSegment` of its own and only the unfinished last block stays
-    in the live Markdown (``tui.widgets.markdown_live``), so a write lays out and
-    draws what is new, not the whole message. A message that arrives whole (a
-    resumed session) stays one Markdown.
-
-    Segments (and, once the message is finished, its last blocks) are given their
-    measured height: Textual re-arranges every auto-height container whose parent
-    changed height, so without this each write re-arranged every table and list of
-    the message.
+    Blocks that can no longer change are given their measured height: Textual
+    re-arranges every auto-height container whose parent changed height, so
+    without this each write re-arranged every table and list of the message.
     """
 
-    def __init__(self, *, segmented: bool = True) -> None:
+    def __init__(self) -> None:
         super().__init__(classes="assistant-message")
         self.text = ""
         self.interrupted = False
@@ -104,9 +127,7 @@ class AssistantMessage(Vertical):
         self.stop_label = ""
         """The line under a message that did not end normally ("■ interrupted", …); empty otherwise."""
         self.finished = False
-        self._body = LiveMarkdown(finished=self._add_segments, appended=self.appended, classes="body")
-        self._body.segmenting = segmented
-        self._segments: list[MarkdownSegment] = []
+        self._body = StreamedMarkdown(classes="body")
         self._stream: MarkdownStream | None = None
         self._filter = TagFilter()
         self._pending: list[str] = []
@@ -123,20 +144,9 @@ class AssistantMessage(Vertical):
         yield self._body
 
     @property
-    def segments(self) -> list[MarkdownSegment]:
-        """The finished blocks moved out of the live Markdown, in order."""
-        return list(self._segments)
-
-    @property
     def shown(self) -> str:
         """The Markdown written to the screen so far (streamed text lags :attr:`text` by up to one write interval)."""
-        return "".join(segment.source for segment in self._segments) + self._body.source
-
-    async def _add_segments(self, texts: list[str]) -> None:
-        """Finished blocks' sources, each mounted as a segment before the live Markdown (called by it, in a batch)."""
-        segments = [MarkdownSegment(text, classes=UNWEIGHED) for text in texts]
-        await self.mount_all(segments, before=self._body)
-        self._segments.extend(segments)
+        return self._body.source
 
     async def append(self, fragment: str) -> None:
         """Append a streamed fragment."""
@@ -210,13 +220,12 @@ class AssistantMessage(Vertical):
         self._schedule()
 
     def seal(self) -> None:
-        """Give laid-out segments and blocks that can no longer change their height (all but the last while streaming)."""
+        """Give laid-out blocks that can no longer change their height (all but the last while streaming)."""
         if self._laid_out_at != self._body.appends_done or self._body.busy:
             return  # what the last append changed is not laid out yet: its heights would be stale
         blocks = list(self._body.children)
         if not self.finished:
             blocks = blocks[:-1]
-        blocks = [*self._segments, *blocks]
         width = self._body.size.width
         if self._sealed and width != self._sealed_width:
             return  # on_resize unseals; sealing resumes after the next refresh
@@ -257,17 +266,18 @@ class AssistantMessage(Vertical):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-        self._body.stop_segmenting()
         held = self._filter.flush()
         if content is not None and content != self.text:
             self.text = content
-            await self._replace(content)
+            self.unseal()
+            await self._body.update(content)
             held = ""
         from core.plan import split_plan  # not on the path to the first frame
 
         plan = split_plan(self.text)
         if plan is not None:
-            await self._replace(plan.before)
+            self.unseal()
+            await self._body.update(plan.before)
             self._body.display = bool(plan.before)
             await self.mount(PlanView(plan.steps))
             if plan.after:
@@ -277,14 +287,6 @@ class AssistantMessage(Vertical):
         if interrupted or stop_reason not in NORMAL_STOPS:
             await self.mark(stop_reason or "interrupted", interrupted=interrupted)
         self.call_after_refresh(self.seal)
-
-    async def _replace(self, markdown: str) -> None:
-        """Show ``markdown`` instead of what streamed: one Markdown again (the segments go)."""
-        self.unseal()
-        segments, self._segments = self._segments, []
-        await self.remove_children(segments)
-        await self._body.update(markdown)
-        self._body.reset_margins()
 
     async def mark(self, stop_reason: str, *, interrupted: bool = False) -> None:
         """Label how the message ended when it was not a normal end (worded by ``core.narration.stop_label``)."""

@@ -26,10 +26,6 @@ from textual.widgets import Static
 
 ScrollTarget = Literal["page_up", "page_down", "top", "bottom"]
 
-UNWEIGHED = "md-segment"
-"""The class of widgets :meth:`ChatView.prune` does not count: a streamed answer's segment only wraps its one
-block (``tui.widgets.markdown_live``), so an answer keeps the weight it had as one Markdown."""
-
 
 class NewOutputMarker(Static):
     """"N new messages ↓", docked at the bottom of the chat while the reader is scrolled up."""
@@ -216,7 +212,7 @@ class ChatView(VerticalScroll):
         and the view is moved up by their height so what the reader sees stays put.
         """
         live = self.items
-        weights = [1 + sum(1 for node in child.walk_children() if not node.has_class(UNWEIGHED)) for child in live]
+        weights = [1 + sum(1 for _ in child.walk_children()) for child in live]
         reading = not self.following
         max_nodes = self.max_nodes_reading if reading else self.max_nodes
         total, cut = sum(weights), 0
