@@ -104,12 +104,12 @@ class StartUp:
         finally:
             self.started.set()
         await self._send_kept()
-        host.run_worker(self.files.load, thread=True, group="files", exit_on_error=False)
-        host.call_after_refresh(self._prewarm)  # once what start-up showed (a resumed chat) is painted
+        host.call_after_refresh(self._background)  # once what start-up showed (a resumed chat) is painted
 
-    def _prewarm(self) -> None:
-        """Warm the SDK in a thread (the first reply starts at once): after the first frame, the engine built and the
-        session (a resumed chat) on screen, so its import and type building share no core with them."""
+    def _background(self) -> None:
+        """List the project's files and warm the SDK in threads (the first reply starts at once): after the first
+        frame, the engine built and the session (a resumed chat) on screen, so they share no core with drawing it."""
+        self.host.run_worker(self.files.load, thread=True, group="files", exit_on_error=False)
         self.host.run_worker(self.engine.prewarm, thread=True, group="prewarm", exit_on_error=False)
 
     async def ask_trust(self) -> None:

@@ -55,7 +55,7 @@ async def test_loading_then_ready_keeps_a_query_typed_meanwhile_and_sends_it(rea
         await wait_for(pilot, lambda: any("kept and sent once the engine is ready" in toast for toast in _toasts(app)))
         assert app.startup.kept == ["hello there"] and not fake_llm.requests and app.prompt.text == ""
         release.set()
-        await wait_for(pilot, lambda: bool(fake_llm.requests), what="the kept query sent once the engine is ready")
+        await wait_for(pilot, lambda: bool(fake_llm.requests), timeout=120, what="the kept query sent once the engine is ready")  # a hang guard: the Application and the SDK load under the suite's load (20-25 s seen at load 14)
         await finish_turn(pilot)
         state = engine.state
         assert isinstance(state, Ready)

@@ -45,18 +45,15 @@ async def test_the_prewarm_starts_after_the_engine_and_the_resumed_chat_are_pain
     provider: Any = app.handler.model_provider
     seen: dict[str, Any] = {}
     called = threading.Event()
-    real_prewarm = provider.prewarm
 
-    def prewarm() -> None:
+    def prewarm() -> None:  # noted, not run: the SDK's import is not what is checked
         seen.update(frames=len(frames), state=app.engine.state, chat=len(app.chat.children))
         called.set()
-        real_prewarm()
 
     monkeypatch.setattr(provider, "prewarm", prewarm)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         await wait_for(pilot, called.is_set, what="the prewarm")
-        await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "prewarm" and not w.is_finished], what="the prewarm to end")
     assert isinstance(seen["state"], Ready)
     assert resumed_at and seen["chat"] >= 6, seen  # three questions and three answers replayed
     assert seen["frames"] > resumed_at[0], f"the prewarm started before a frame showed the resumed chat ({seen}, resumed at frame {resumed_at[0]})"
