@@ -121,12 +121,28 @@ class ContextPane(Vertical):
         self._list.add_options([Option(_entry_row(entry), id=entry.path) for entry in self.entries])
         if self.entries:
             self._list.highlighted = min(highlighted or 0, len(self.entries) - 1)
+        self._refresh_total()
+        self._refresh_keys()
+
+    def on_resize(self) -> None:
+        self._refresh_total()
+
+    def _refresh_total(self) -> None:
+        """The lines under the list: the hint when empty, the files and the context figure, suggestions, the warning.
+
+        The figure's line never wraps: where ``2 files · context ~41k/200k`` is wider than the pane
+        (under 80 columns) it reads ``2 files · ~41k/200k`` (a wrapped figure went below the pane's
+        last row at 60x20, and the pane showed no figure at all).
+        """
         fraction, figure = context_figure(self.metrics)
         picked = sum(1 for entry in self.entries if entry.source == "picked")
         text = Text()
         if not self.entries:
             text.append("No files yet: @ in the prompt, ctrl+o, or /add <glob>\n", style="dim")
-        text.append(f"{picked} file{'s' if picked != 1 else ''} · context {figure}")
+        files = f"{picked} file{'s' if picked != 1 else ''}"
+        line = f"{files} · context {figure}"
+        width = self.content_size.width  # the total's width (the pane's content), known before the total is laid out
+        text.append(line if not width or cell_len(line) <= width else f"{files} · {figure}")
         suggested = len(self.entries) - picked
         if suggested:
             text.append(f"\n{suggested} suggested (○): a accepts", style="dim")
@@ -134,7 +150,6 @@ class ContextPane(Vertical):
             text.append(f"\n⚠ {fraction:.0%} of the context window", style="bold")
         self._total.update(text)
         self._total.set_class(self.over_warning, "-warning")
-        self._refresh_keys()
 
     def _current(self) -> ContextEntry | None:
         index = self._list.highlighted
