@@ -23,7 +23,8 @@ them, the file picker (Ctrl+O) is opened and each key is delivered like a
 terminal key; latency = key to
 the first frame painted after the picker computed the top 50 for the new text
 (also reported: key to the top 50 computed, before that frame; Textual paints at
-most 60 frames a second, so a frame can add up to ~17 ms).
+most 60 frames a second, so a frame can add up to ~17 ms; and the event loop's
+CPU time from the key to that frame, which load on the machine barely moves).
 The next key goes once that frame is painted (no queueing). Matcher alone:
 `FuzzyMatcher(paths).search(query, 50)` per prefix, as the picker would call it.
 Anchor: `fzf --filter PREFIX` on the same list (stdin) per prefix, one process
@@ -68,8 +69,8 @@ def matcher_latencies(paths: list[str], queries: tuple[str, ...]) -> tuple[list[
     return out, build
 
 
-async def app_latencies(root: Path, count: int, queries: tuple[str, ...], gcwatch: GcWatch | None = None) -> tuple[list[float], list[float]]:
-    """Milliseconds per keystroke in the app's file picker (to the frame, and to the results computed)."""
+async def app_latencies(root: Path, count: int, queries: tuple[str, ...], gcwatch: GcWatch | None = None) -> tuple[list[float], list[float], list[float]]:
+    """Milliseconds per keystroke in the app's file picker: to the frame, to the results computed, and the loop's CPU time to the frame."""
     from tui.screens.picker import FilePickerScreen
 
     settings = bench_settings(root, "http://127.0.0.1:9")
@@ -77,6 +78,7 @@ async def app_latencies(root: Path, count: int, queries: tuple[str, ...], gcwatc
     paints = PaintRecorder(app)
     out: list[float] = []
     computed_ms: list[float] = []
+    cpu_ms: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         if not await wait_until(lambda: _listed(app) >= count, timeout=120):
@@ -101,7 +103,7 @@ async def app_latencies(root: Path, count: int, queries: tuple[str, ...], gcwatc
                 prefix = query[: n + 1]
                 char = query[n]
                 key = char if char.isalnum() else {"/": "slash", "_": "underscore", "-": "minus", ".": "full_stop"}[char]
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.thread_time()
                 send_key(app, key, char)
                 if not await wait_until(lambda p=prefix: shown["query"] == p, timeout=30, step=0.0005):
                     raise RuntimeError(f"the picker never showed results for {prefix!r}")
@@ -109,12 +111,13 @@ async def app_latencies(root: Path, count: int, queries: tuple[str, ...], gcwatc
                 computed_ms.append((computed - began) * 1000)
                 await wait_until(lambda c=computed: paints.first_after(c) is not None, timeout=5, step=0.0005)
                 out.append(((paints.first_after(computed) or computed) - began) * 1000)
+                cpu_ms.append((time.thread_time() - began_cpu) * 1000)
                 await asyncio.sleep(0.02)
             screen.dismiss([])
             await pilot.pause()
         if gcwatch is not None:
             gcwatch.stop()
-    return out, computed_ms
+    return out, computed_ms, cpu_ms
 
 
 def _listed(app: Any) -> int:
@@ -130,8 +133,8 @@ def measure_app(count: int, quick: bool) -> dict[str, Any]:
     from benchmarks.index import ensure_repo
 
     gcwatch = GcWatch()
-    to_frame, computed = asyncio.run(app_latencies(ensure_repo(count), count, QUICK_QUERIES if quick else QUERIES, gcwatch))
-    return {"to_frame": to_frame, "computed": computed, "gc": gcwatch.describe()}
+    to_frame, computed, cpu = asyncio.run(app_latencies(ensure_repo(count), count, QUICK_QUERIES if quick else QUERIES, gcwatch))
+    return {"to_frame": to_frame, "computed": computed, "cpu": cpu, "gc": gcwatch.describe()}
 
 
 def run(quick: bool = False) -> BenchResult:
@@ -147,6 +150,7 @@ def run(quick: bool = False) -> BenchResult:
     result = BenchResult("picker", TITLE, parameters={"paths": count, "queries": ", ".join(queries), "keystrokes per repeat": len(_prefixes(queries)), "repeats": repeats})
     app_runs: list[list[float]] = []
     computed_runs: list[list[float]] = []
+    cpu_runs: list[list[float]] = []
     matcher_runs: list[list[float]] = []
     fzf_runs: list[list[float]] = []
     builds: list[float] = []
@@ -155,6 +159,7 @@ def run(quick: bool = False) -> BenchResult:
         measured = run_child("picker", "measure_app", {"count": count, "quick": quick})
         app_runs.append(measured["to_frame"])
         computed_runs.append(measured["computed"])
+        cpu_runs.append(measured["cpu"])
         gc_notes.append(measured["gc"])
         latencies, build = matcher_latencies(paths, queries)
         matcher_runs.append(latencies)
@@ -175,6 +180,8 @@ def run(quick: bool = False) -> BenchResult:
     result.add(Figure("p99 keystroke → top 50 on screen (picker)", "ms", per_repeat(app_runs, 99) or [], per_repeat(fzf_runs, 99), anchor, at_most(16) & never_slower if fzf_runs else at_most(16)))
     result.add(Figure("p50 keystroke → top 50 computed (picker, before the frame)", "ms", per_repeat(computed_runs, 50) or [], per_repeat(fzf_runs, 50), anchor))
     result.add(Figure("p99 keystroke → top 50 computed (picker, before the frame)", "ms", per_repeat(computed_runs, 99) or [], per_repeat(fzf_runs, 99), anchor))
+    result.add(Figure("p50 event-loop CPU per keystroke, key → frame (picker)", "ms", per_repeat(cpu_runs, 50) or []))
+    result.add(Figure("p99 event-loop CPU per keystroke, key → frame (picker)", "ms", per_repeat(cpu_runs, 99) or []))
     result.add(Figure("p50 FuzzyMatcher.search (matcher alone)", "ms", per_repeat(matcher_runs, 50) or [], per_repeat(fzf_runs, 50), anchor, never_slower if fzf_runs else None))
     result.add(Figure("p99 FuzzyMatcher.search (matcher alone)", "ms", per_repeat(matcher_runs, 99) or [], per_repeat(fzf_runs, 99), anchor, at_most(16) & never_slower if fzf_runs else at_most(16)))
     result.add(Figure(f"FuzzyMatcher build ({count:,} paths)", "ms", builds))
