@@ -125,6 +125,8 @@ class PromptInput(TextArea):
         Binding("pagedown", "app.scroll_chat('page_down')", "Chat down", tooltip="Scroll the chat down a page", show=False, id="prompt.chat_page_down"),
         Binding("ctrl+home", "app.scroll_chat('top')", "Chat top", tooltip="Jump to the top of the chat", show=False, id="prompt.chat_top"),
         Binding("ctrl+end", "app.scroll_chat('bottom')", "Follow", tooltip="Jump to the newest output and follow it again (in the footer while scrolled up)", id="prompt.chat_bottom"),
+        Binding("ctrl+c", "clear_prompt", "Clear", show=False, id="prompt.clear",
+                tooltip="Copy the selection; without one, clear the prompt (Up brings the text back); on an empty prompt, say how to quit"),
         Binding("f4", "expand_paste", "Expand paste", tooltip="Turn the paste chip at the cursor (else the last one) back into editable text", id="prompt.expand_paste"),
     ]
 
@@ -310,7 +312,28 @@ class PromptInput(TextArea):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "expand_paste":
             return self._has_chip  # in the footer only while the prompt holds a chip
+        if action == "clear_prompt":
+            return bool(self.text)  # an empty prompt leaves ctrl+c to the app ("Press ctrl+q to quit")
         return super().check_action(action, parameters)
+
+    def action_clear_prompt(self) -> None:
+        """ctrl+c: copy the selection if there is one, else clear the prompt, its text kept in the history (Up brings it back).
+
+        Before, ctrl+c with text and no selection did nothing but the app's "Press ctrl+q to quit",
+        and the text stayed: a new user's habit from shells and other assistants found no way to
+        clear a long prompt but holding Backspace.
+        """
+        if self.selected_text:
+            self.action_copy()
+            return
+        text = self.text
+        if not self.prompt_history or self.prompt_history[-1] != text:
+            self.prompt_history.append(text)
+        self._history_index = len(self.prompt_history)
+        self._draft = ""
+        self._offer([])
+        self.clear()
+        self.notify("Prompt cleared: Up brings it back · ctrl+q quits", timeout=3)
 
     def action_expand_paste(self) -> None:
         """Replace the chip at the cursor (else the last chip) with the text it stands for, to edit it."""
