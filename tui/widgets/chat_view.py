@@ -24,6 +24,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tui.widgets.laid_out import LaidOutOnce
+
 ScrollTarget = Literal["page_up", "page_down", "top", "bottom"]
 
 
@@ -61,7 +63,7 @@ class NewOutputMarker(Static):
         """The reader clicked the marker."""
 
 
-class ChatView(VerticalScroll):
+class ChatView(LaidOutOnce, VerticalScroll):
     """The conversation. Follows new output unless scrolled up; the live widget tree is kept bounded.
 
     Every layout pass (each streamed write, each resize) visits every mounted
