@@ -1,7 +1,7 @@
 """The footer shows the keys of the screen in front (issue 23, "use it for an hour at 80x24").
 
 Every dialog and full-screen view a new user opens (f2, ``/sessions``, ``/rewind``, ``/mcp``, the
-over-budget question of ``/add``, the trust question at start) ends in a footer with its own keys.
+over-budget question of ``/add``, the file picker, the trust question at start) ends in a footer with its own keys.
 Before, the conversation's footer showed through underneath: "⏎ Send ^j Newline ^o Pick …" while
 none of those keys did anything there. Read from the rows a terminal shows, at 80x24, through
 the real app (the real engine against the fake server).
@@ -21,6 +21,7 @@ from tests.tui.test_trust_screen import cli_app, hostile_project, question_shown
 from tui.app import AssistantApp, make_app
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.mcp import McpScreen
+from tui.screens.picker import FilePickerScreen
 from tui.screens.rewind import RewindScreen
 from tui.screens.sessions import SessionPickerScreen
 from tui.screens.text_view import TextViewScreen
@@ -62,6 +63,7 @@ async def open_and_read(pilot: Any, opener: str, screen: type) -> str:
         ("/rewind", RewindScreen, ["Both", "Files", "Conversation", "Close"]),
         ("/mcp", McpScreen, ["Restart", "Close"]),
         ("/add big.py", ConfirmScreen, ["Yes", "No"]),
+        ("ctrl+o", FilePickerScreen, ["Close", "Select", "Add"]),
     ],
 )
 async def test_a_screen_in_front_shows_its_own_keys_in_the_footer(project: Path, fake_llm: FakeLLM, opener: str, screen: type, keys: list[str]) -> None:

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from tui import runtime
+from tui.widgets.footer import KeyFooter
 from tui.widgets.path_list import PathList
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class FilePickerScreen(ModalScreen[list[str]]):
         self._hint = ""
 
     def compose(self) -> ComposeResult:
+        yield KeyFooter()  # the picker's keys, not the conversation's '⏎ Send' underneath (issue 23)
         with Vertical(id="picker") as box:
             box.border_title = "Add files to the context"
             yield PickerInput(placeholder="Type to search files…", id="picker-input")
