@@ -179,7 +179,7 @@ def test_malformed_requests_get_json_rpc_errors_and_stdout_stays_protocol(fake_l
         b'{"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {"protocolVersion": 1}}\n',
     ]
     process = raw_agent(project)
-    out, err = process.communicate(b"".join(lines), timeout=60)
+    out, err = process.communicate(b"".join(lines), timeout=300)
     assert process.returncode == 0, err
     replies = [json.loads(line) for line in out.decode().splitlines()]  # every stdout line is JSON-RPC
     by_id = {r["id"]: r for r in replies if r.get("id") is not None}
@@ -202,7 +202,7 @@ def test_the_acp_path_does_not_import_textual(project):
     from tests.acp.conftest import agent_env
 
     code = "import sys, tui.cli; status = tui.cli.main(['acp']); sys.stderr.write('textual=%s' % ('textual' in sys.modules)); sys.exit(status)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=project, env=agent_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], cwd=project, env=agent_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
     assert out.returncode == 0 and out.stdout == b""
     assert out.stderr.endswith(b"textual=False"), out.stderr
 

@@ -47,7 +47,7 @@ def raw_controls(text: str) -> list[str]:
 def run_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO), ANTHROPIC_API_KEY=API_KEY_CANARY)
     return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=300)  # a hang guard: one CLI run took 55-85 s at load 13 (stress --cpu 2)
 
 
 @pytest.fixture

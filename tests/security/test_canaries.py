@@ -97,7 +97,7 @@ def test_aider_gets_its_own_key_and_no_other_secret(monkeypatch: pytest.MonkeyPa
 
 def run_cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=300)  # a hang guard: one CLI run took 55-85 s at load 13 (stress --cpu 2)
 
 
 @pytest.fixture
