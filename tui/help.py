@@ -19,8 +19,24 @@ if TYPE_CHECKING:  # pydantic: loaded after the first frame
     from core.config import Settings
 
 
+KEY_NAMES = {"escape": "Esc", "enter": "Enter", "space": "Space", "tab": "Tab", "backspace": "Backspace", "delete": "Del",
+             "pageup": "PgUp", "pagedown": "PgDn", "home": "Home", "end": "End", "up": "↑", "down": "↓", "left": "←", "right": "→"}
+"""Textual's key names as a keyboard labels them (``escape`` read as a word, not a key)."""
+
+
 def _key_label(keys: str) -> str:
-    return " / ".join(key.strip() for key in keys.split(","))
+    return " / ".join(KEY_NAMES.get(key.strip(), key.strip()) for key in keys.split(","))
+
+
+def _merged(rows: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """One row per key and place: a key whose action depends on what is asked (approval's ``a``) lists both."""
+    out: list[tuple[str, str, str]] = []
+    for key, action, where in rows:
+        if out and out[-1][0] == key and out[-1][2] == where:
+            out[-1] = (key, f"{out[-1][1]} / {action}", where)
+        else:
+            out.append((key, action, where))
+    return out
 
 
 def key_sections(app_bindings: Iterable[Any]) -> list[tuple[str, list[Binding]]]:
@@ -90,8 +106,8 @@ def help_renderable(sections: Iterable[tuple[str, list[Binding]]], commands: Ite
         sections: (where, bindings) pairs.
         commands: the command registry (``tui.commands.COMMANDS``); its slash commands are listed.
     """
-    rows = [(_key_label(binding.key), binding.tooltip or binding.description, where)
-            for where, bindings in sections for binding in bindings if binding.description]
+    rows = _merged([(_key_label(binding.key), binding.tooltip or binding.description, where)
+                    for where, bindings in sections for binding in bindings if binding.description])
     keys = KeysTable(rows)
     table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False, expand=False)
     table.add_column("Command", style="bold")

@@ -8,8 +8,11 @@ commands show as command lines, not JSON.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
 
 from core import events as ev
 from core.types import ToolCall
@@ -130,6 +133,21 @@ async def test_help_actions_take_the_width_they_need_at_80_columns(settings, pro
         lines = screen_lines(app)
         row = next(line for line in lines if line.lstrip(" │").startswith("ctrl+o"))
         assert "Pick files into the context" in row, "\n".join(lines)
+
+
+async def test_help_names_keys_as_the_keyboard_does(settings, project) -> None:
+    """/help says "Esc", never Textual's "escape", and lists approval's ``a`` once (its action depends on what is asked)."""
+    app = build(settings, project, [])
+    async with app.run_test(size=SMALL) as pilot:
+        await send(pilot, "/help")
+        await settle(pilot, lambda: bool(app.chat.query(LongNote)))
+        note = app.chat.query(LongNote).first()
+        console = Console(width=note.size.width or 40, record=True, file=io.StringIO())
+        console.print(note.content)
+        text = console.export_text()
+        assert "escape" not in text and "Esc" in text, text
+        approval = text[text.index("approval"):]
+        assert sum(1 for line in approval.splitlines() if line.split()[:1] == ["a"]) == 1, approval
 
 
 # -- the context pane -------------------------------------------------------------------
