@@ -36,7 +36,6 @@ LIBRARY_HOOKS: dict[str, str] = {
     "get_line_filters": "textual App: filters applied to every rendered line",
     "get_selection": "textual Widget: the text a mouse selection copies (tui/widgets/markdown_code.py)",
     "release_anchor": "textual Widget: the reader scrolled away from the anchored end (tui/widgets/chat_view.py)",
-    "_size_updated": "textual Screen: a widget's laid-out size (tui/widgets/laid_out.py: no second layout per streamed write)",
     "get_cursor_left_location": "textual TextArea: cursor moves and deletions (tui/widgets/prompt.py: a paste chip is one step)",
     "get_cursor_right_location": "textual TextArea: cursor moves and deletions (tui/widgets/prompt.py: a paste chip is one step)",
     "get_cursor_word_left_location": "textual TextArea: word moves and deletions (tui/widgets/prompt.py)",

@@ -95,11 +95,6 @@ INTERNALS = [
         source_has("self._highlighted_code", 'query_one("#code-content", Label)'),
     ),
     Internal(
-        "textual.widget:Widget._size_updated",
-        "tui/widgets/laid_out.py (LaidOutOnce: the virtual_size reactive's refresh, _layout_required, _repaint_required)",
-        source_has("self.virtual_size = virtual_size", "set_reactive(Widget.virtual_size"),
-    ),
-    Internal(
         "textual.widget:Widget.release_anchor",
         "tui/widgets/chat_view.py (ChatView.following reads _anchor_released)",
         source_has("self._anchor_released = True"),

@@ -16,7 +16,6 @@ from textual.widgets.markdown import MarkdownStream
 
 from core.narration import stop_label
 from core.types import ToolCall
-from tui.widgets.laid_out import LaidOutOnce
 from tui.widgets.markdown_code import FoldingFence
 from tui.widgets.markdown_table import ChatMarkdown
 from tui.format import NEVER_RAN, STATUS_ICONS, STATUS_LABELS, STATUS_STYLES, format_duration, status_timing, summarize_args
@@ -72,7 +71,7 @@ BACKLOG_CHARS = 800
 _CATCH_UP_TIMEOUT = 2.0
 
 
-class StreamedMarkdown(LaidOutOnce, ChatMarkdown):
+class StreamedMarkdown(ChatMarkdown):
     """A Markdown that knows whether an append is still being rendered (parsed and mounted)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -104,7 +103,7 @@ class StreamedMarkdown(LaidOutOnce, ChatMarkdown):
 
 NORMAL_STOPS = frozenset({"", "end_turn", "tool_use", "stop", "stop_sequence", "tool_calls", "pause_turn"})
 """Stop reasons of an answer that ended as the model meant it (no label; after ``pause_turn`` the model goes on in the same message: ``tui.turn``)."""
-class AssistantMessage(LaidOutOnce, Vertical):
+class AssistantMessage(Vertical):
     """One assistant message, streamed as Markdown.
 
     Fragments go through ``Markdown.get_stream``, joined so the Markdown is

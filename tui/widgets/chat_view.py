@@ -24,8 +24,6 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui.widgets.laid_out import LaidOutOnce
-
 ScrollTarget = Literal["page_up", "page_down", "top", "bottom"]
 
 
@@ -63,7 +61,7 @@ class NewOutputMarker(Static):
         """The reader clicked the marker."""
 
 
-class ChatView(LaidOutOnce, VerticalScroll):
+class ChatView(VerticalScroll):
     """The conversation. Follows new output unless scrolled up; the live widget tree is kept bounded.
 
     Every layout pass (each streamed write, each resize) visits every mounted

@@ -20,8 +20,6 @@ from textual.visual import RenderOptions, Visual
 from textual.widgets import Label
 from textual.widgets.markdown import MarkdownFence
 
-from tui.widgets.laid_out import LaidOutOnce
-
 CONTINUATION = "↪ "
 """Leads each folded continuation of a long code line."""
 
@@ -83,7 +81,7 @@ class FoldedCodeVisual(Visual):
         return strips[:height] if height is not None else strips
 
 
-class FoldedCode(LaidOutOnce, Label):
+class FoldedCode(Label):
     """The code of a :class:`FoldingFence`."""
 
     DEFAULT_CSS = """

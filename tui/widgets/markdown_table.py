@@ -24,7 +24,6 @@ from textual.widgets._markdown import (  # private: guarded by tests/tui/test_te
     MarkdownTable,
 )
 
-from tui.widgets.laid_out import laid_out_once
 from tui.widgets.markdown_code import FoldingFence
 
 MIN_COLUMN = 3
@@ -242,13 +241,10 @@ class ChatMarkdown(Markdown):
     """Markdown for the chat: tables and lists of paragraphs are one widget each; long code lines fold."""
 
     BLOCKS = {
-        name: laid_out_once(block)  # a streamed write is laid out once (tui/widgets/laid_out.py)
-        for name, block in {
-            **Markdown.BLOCKS,
-            "table_open": CompactTable,
-            "bullet_list_open": CompactBulletList,
-            "ordered_list_open": CompactOrderedList,
-            "fence": FoldingFence,
-            "code_block": FoldingFence,
-        }.items()
+        **Markdown.BLOCKS,
+        "table_open": CompactTable,
+        "bullet_list_open": CompactBulletList,
+        "ordered_list_open": CompactOrderedList,
+        "fence": FoldingFence,
+        "code_block": FoldingFence,
     }
