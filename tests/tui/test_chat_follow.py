@@ -210,5 +210,5 @@ def test_help_lists_the_chat_keys(settings, project) -> None:
     console = Console(width=120, record=True, file=io.StringIO())
     console.print(app_help())
     text = console.export_text()
-    for key, where in [("pageup", "prompt"), ("pagedown", "prompt"), ("ctrl+home", "prompt"), ("ctrl+end", "prompt"), ("end", "chat")]:
+    for key, where in [("PgUp", "prompt"), ("PgDn", "prompt"), ("ctrl+home", "prompt"), ("ctrl+end", "prompt"), ("End", "chat")]:
         assert any(line.split()[:1] == [key] and line.rstrip().endswith(where) for line in text.splitlines()), (key, where)

@@ -32,7 +32,7 @@ def test_help_lists_the_paste_keys(settings, project) -> None:
     console = Console(width=120, record=True, file=io.StringIO())
     console.print(app_help())
     rows = [line.split() for line in console.export_text().splitlines()]
-    for key, where in [("f4", ["prompt"]), ("enter", ["paste"]), ("v", ["paste"])]:
+    for key, where in [("f4", ["prompt"]), ("Enter", ["paste"]), ("v", ["paste"])]:
         assert any(row[:1] == [key] and row[-len(where):] == where and "past" in " ".join(row) for row in rows), (key, where)
 
 
