@@ -307,5 +307,16 @@ async def finish_turn(pilot: Any) -> None:
     await pilot.pause()
 
 
+async def stop_mid_answer(pilot: Any, query: str) -> None:
+    """Send ``query``, press Esc once the answer has begun to show, and wait until the stopped turn has settled."""
+    from tui.widgets.chat import AssistantMessage
+
+    await send(pilot, query)
+    await wait_for(pilot, lambda: any(m.text for m in widgets(pilot.app, AssistantMessage)))
+    await pilot.press("escape")
+    await finish_turn(pilot)
+    await settle(pilot)
+
+
 def widgets(app: AssistantApp, kind: type) -> list[Any]:
     return [child for child in app.chat.children if isinstance(child, kind)]

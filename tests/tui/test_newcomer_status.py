@@ -14,10 +14,9 @@ from pathlib import Path
 
 from core.config import Settings
 from tests.fake_llm import FakeLLM, Reply, Tool
-from tests.tui.conftest import TOUCH_SPEC, FixedClock, finish_turn, refreshed, send, settle, wait_for, widgets
+from tests.tui.conftest import TOUCH_SPEC, FixedClock, finish_turn, refreshed, send, settle, stop_mid_answer, wait_for, widgets
 from tui.app import make_app
 from tui.screens.approval import ApprovalScreen
-from tui.widgets.chat import AssistantMessage
 
 SMALL = (80, 24)
 
@@ -38,11 +37,7 @@ async def test_after_an_interruption_the_80_column_status_keeps_turn_tools_and_t
         Reply(text="Done.", input_tokens=41_100, output_tokens=5),
     )
     async with app.run_test(size=SMALL) as pilot:
-        await send(pilot, "write a lot")
-        await wait_for(pilot, lambda: any(m.text for m in widgets(app, AssistantMessage)))
-        await pilot.press("escape")
-        await finish_turn(pilot)
-        await settle(pilot)
+        await stop_mid_answer(pilot, "write a lot")
         await refreshed(pilot)
         status = base_rows(app)[-2]
         assert "turn 1 · tools 0/10" in status and "Σ" in status and "≥ $" in status, status

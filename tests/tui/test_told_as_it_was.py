@@ -17,7 +17,7 @@ from textual.app import App
 
 from core.config import Settings
 from tests.fake_llm import FakeLLM, Reply, StreamError, Tool
-from tests.tui.conftest import ECHO_SPEC, FixedClock, finish_turn, send, settle, wait_for, widgets
+from tests.tui.conftest import ECHO_SPEC, FixedClock, finish_turn, send, settle, stop_mid_answer, wait_for, widgets
 from tui.app import AssistantApp, make_app
 from tui.widgets.chat import AssistantMessage, NoteMessage
 from tui.widgets.trace import TurnHeader
@@ -102,11 +102,7 @@ async def test_esc_mid_answer_still_counts_what_the_provider_reported(project: P
     app = app_with_echo(priced_settings(project, fake_llm))
     fake_llm.script(Reply(text="word " * 2000, chunk=5, tokens_per_second=100, input_tokens=40_000))
     async with app.run_test(size=SMALL) as pilot:
-        await send(pilot, "write a lot")
-        await wait_for(pilot, lambda: any(m.text for m in widgets(app, AssistantMessage)))
-        await pilot.press("escape")
-        await finish_turn(pilot)
-        await settle(pilot)
+        await stop_mid_answer(pilot, "write a lot")
         assert widgets(app, AssistantMessage)[-1].stop_label.endswith("interrupted")  # the user's Esc is told as that
         status = [row for row in screen_lines(app) if "Σ" in row]
         assert status and "≥ $" in status[0], screen_lines(app)[-3:]
