@@ -18,7 +18,6 @@ trusted-projects list), not ``/root``, not ``/var``.
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import os
 import stat
@@ -28,6 +27,7 @@ from typing import Iterable, Mapping, Sequence
 
 from core.sandbox.history import hide_args as _hide_history
 from core.sandbox.protect import MountPoints
+from core.sandbox.scratch import scratch_dir
 from core.sandbox.walk import MAX_WALKED, SKIP_DIRS, ProjectScan, scan_project
 from core.secrets import mask_git_config
 
@@ -64,10 +64,9 @@ def _mask_file(*, readable: bool = False) -> str:
     key = "file-readable" if readable else "file"
     path = _READABLE_EMPTY.get(key) if readable else _MASK_FILE
     if path is None or not os.path.exists(path):
-        fd, path = tempfile.mkstemp(prefix="assistant-tui-mask-")
+        fd, path = tempfile.mkstemp(prefix="mask-", dir=scratch_dir())
         os.close(fd)
         os.chmod(path, 0o444 if readable else 0)
-        atexit.register(lambda p=path: os.path.exists(p) and os.unlink(p))
         if readable:
             _READABLE_EMPTY[key] = path
         else:
@@ -79,9 +78,8 @@ def _empty_dir() -> str:
     """An empty host directory, bound read-only where a protected directory must not be created."""
     path = _READABLE_EMPTY.get("dir")
     if path is None or not os.path.isdir(path):
-        path = tempfile.mkdtemp(prefix="assistant-tui-empty-")
+        path = tempfile.mkdtemp(prefix="empty-", dir=scratch_dir())
         os.chmod(path, 0o555)
-        atexit.register(lambda p=path: os.path.isdir(p) and os.rmdir(p))
         _READABLE_EMPTY["dir"] = path
     return path
 
@@ -102,11 +100,10 @@ def _private_copy(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
     copy = _MASKED_CONFIGS.get(digest)
     if copy is None or not os.path.exists(copy):
-        fd, copy = tempfile.mkstemp(prefix="assistant-tui-copy-")
+        fd, copy = tempfile.mkstemp(prefix="copy-", dir=scratch_dir())
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write(text)
         os.chmod(copy, 0o444)
-        atexit.register(lambda p=copy: os.path.exists(p) and os.unlink(p))
         _MASKED_CONFIGS[digest] = copy
     return copy
 
