@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Protocol, Sequence, runtime_checkable
 
 from core.events import ResponseComplete, ResponseStarted, StreamItem, ToolCallReady
 from core.providers.errors import ProviderError
+from core.providers.generic_models import keep_generic_models
 from core.types import Message, TaskResult, ToolCall
 
 __all__ = ["ProviderError", "ResponseComplete", "ResponseStarted", "ToolCallReady"]  # the same classes as core.events'
@@ -61,6 +62,7 @@ class SDKProvider:
     def client(self) -> Any:
         """The SDK client, created (and the SDK imported) on first use."""
         if self._client is None:
+            keep_generic_models()  # before the SDK builds its stream types (the prewarm's too)
             self._client = self._make_client()
         return self._client
 

@@ -66,3 +66,49 @@ def test_first_reply_builds_no_sdk_type_on_the_loop() -> None:
     assert "".join(result["seen"][:-1]).startswith("Let me think.Hello there"), result["seen"]  # the reply really streamed
     assert result["seen"][-1] == "readFile"
     assert result["schema_calls"] == 0, f"{result['schema_calls']} calls into pydantic's schema generation while the first reply streamed"
+
+
+LATER = textwrap.dedent(
+    """
+    import asyncio, gc, json, sys, threading
+    from core.providers.anthropic import ClaudeProvider
+
+    provider = ClaudeProvider("claude-sonnet-4-5", base_url=sys.argv[1], api_key="sk-ant-test-not-a-real-key")
+    warm = threading.Thread(target=provider.prewarm)  # as the app does it: in a thread, after the first paint
+    warm.start()
+    warm.join()
+    built = []
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "create_generic_submodel":
+            built.append(frame.f_globals.get("__name__"))
+
+    async def reply():
+        return [type(item).__name__ async for item in provider.stream_message([{"role": "user", "content": "hi"}])]
+
+    async def main():
+        kinds = []
+        for _ in range(3):
+            gc.collect()  # what a long session's collections do between replies
+            kinds.append(await asyncio.create_task(reply()))  # each turn streams in a task of its own
+        return kinds
+
+    sys.setprofile(hook)
+    kinds = asyncio.run(main())
+    sys.setprofile(None)
+    print(json.dumps({"kinds": kinds, "built": len(built)}))
+    """
+)
+
+
+def test_later_replies_build_no_generic_model_on_the_loop() -> None:
+    # pydantic keeps the SDK's parametrized models (ParsedMessage[...]) weakly, per context: without one
+    # strong cache for the process each reply built them again on the loop (1-15 ms), the prewarm's never found.
+    with FakeLLM() as server:
+        for _ in range(3):
+            server.script(Reply(text="Hello again."))
+        done = subprocess.run([sys.executable, "-c", LATER, server.anthropic_url], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all("TextDelta" in kinds for kinds in result["kinds"]), result["kinds"]  # three real replies streamed
+    assert result["built"] == 0, f"{result['built']} generic model classes built while the replies streamed"
