@@ -51,18 +51,17 @@ CHILD = textwrap.dedent(
 )
 
 
+def run_child(code: str, server: FakeLLM) -> dict:
+    """Run ``code`` in a fresh interpreter against the fake server; the JSON it printed last."""
+    done = subprocess.run([sys.executable, "-c", code, server.anthropic_url], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_first_reply_builds_no_sdk_type_on_the_loop() -> None:
     with FakeLLM() as server:
         server.script(Reply(text="Hello there, streamed in pieces.", thinking="Let me think.", tools=[Tool("readFile", {"path": "a.py"})]))
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, server.anthropic_url],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+        result = run_child(CHILD, server)
     assert "".join(result["seen"][:-1]).startswith("Let me think.Hello there"), result["seen"]  # the reply really streamed
     assert result["seen"][-1] == "readFile"
     assert result["schema_calls"] == 0, f"{result['schema_calls']} calls into pydantic's schema generation while the first reply streamed"
@@ -107,8 +106,6 @@ def test_later_replies_build_no_generic_model_on_the_loop() -> None:
     with FakeLLM() as server:
         for _ in range(3):
             server.script(Reply(text="Hello again."))
-        done = subprocess.run([sys.executable, "-c", LATER, server.anthropic_url], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+        result = run_child(LATER, server)
     assert all("TextDelta" in kinds for kinds in result["kinds"]), result["kinds"]  # three real replies streamed
     assert result["built"] == 0, f"{result['built']} generic model classes built while the replies streamed"
