@@ -11,7 +11,7 @@ FINDINGS = Path(__file__).with_name("FINDINGS.md")
 """Hand-written analysis of missed targets (profiles, causes, fixes), included in the report."""
 
 BASELINE = Path(__file__).with_name("baseline.json")
-"""An earlier full run's JSON (the report published before this round's changes), compared in the report."""
+"""An earlier full run's JSON, compared in the report; its optional ``about`` says what it is (default: the report published before this round's changes)."""
 
 _LOWER_IS_BETTER = frozenset({"ms", "s", "MB", "% of a core", "bytes", "$"})
 _HIGHER_IS_BETTER = frozenset({"tokens/s"})
@@ -125,11 +125,12 @@ def _comparison(run: dict[str, Any]) -> list[str]:
     if not rows:
         return []
     counts = {word: sum(1 for row in rows if row[-1] == word) for word in ("better", "same", "worse")}
+    about = baseline.get("about") or "The report published before this round's changes"
     return [
         "## Before and after",
         "",
-        f"The report published before this round's changes ({baseline['date']}, commit {baseline['machine']['commit']}, `benchmarks/baseline.json`) "
-        "against this run. Absolute times move with the machine's load from run to run; where a figure has an anchor measured in the same run, "
+        f"{about} ({baseline['date']}, commit {baseline['machine']['commit']}, "
+        "`benchmarks/baseline.json`) against this run. Absolute times move with the machine's load from run to run; where a figure has an anchor measured in the same run, "
         "the verdict compares the ratios to it, otherwise the figures, which read \"same\" when the spreads (min–max over repeats) of the two runs overlap. "
         "Changes under 10 % read \"same\".",
         "",
