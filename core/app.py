@@ -119,6 +119,16 @@ class Application:
             log.warning("MCP configuration: %s", problem)
         return McpManager(self.handler, config, allow_read_only=self.settings.mcp_allow_read_only)
 
+    def prewarm(self) -> None:
+        """Import what a first reply and its first tool call need (the SDK and its client, ``jsonschema``).
+
+        Blocking: run it in a thread after the first paint, so neither import stalls the event loop.
+        """
+        from core.handlers import validation
+
+        self.provider.prewarm()
+        validation.prewarm()
+
     def start_mcp(self) -> None:
         """Start the MCP servers in the background on the running event loop (returns at once).
 

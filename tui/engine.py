@@ -322,11 +322,12 @@ class Engine:
         return f"{status.problem}\n{fallback}"
 
     def prewarm(self) -> None:
-        """Import the SDK and build the client (blocking: run in a thread after the first paint), so the first reply starts at once."""
+        """Import the SDK, build the client and load the argument validator (blocking: run in a thread after the first paint),
+        so the first reply and its first tool call start at once."""
         runtime.collect_start_up()  # before the SDK: a shorter collection, and not while the user types
         application = self.application
         if application is not None and self.settings.provider_configured:
-            application.provider.prewarm()
+            application.prewarm()
         runtime.freeze_start_up()  # start-up objects are never rescanned
 
     async def close(self) -> None:

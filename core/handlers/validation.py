@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
 
 @lru_cache(maxsize=128)
 def _validator_for(schema_key: str) -> Any:
-    import json
-
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(json.loads(schema_key))
 
 
+def prewarm() -> None:
+    """Import ``jsonschema`` now (blocking, 30-60 ms: call from a thread), not at a session's first tool call on the event loop."""
+    import jsonschema  # noqa: F401 - for its side effect
+
+    _validator_for(json.dumps({"type": "object"}, sort_keys=True))
+
+
 def validate_arguments(schema: dict[str, Any], arguments: Any) -> str:
     """An empty string when ``arguments`` fit ``schema``, else a message the model can act on."""
-    import json
-
     if not isinstance(arguments, dict):
         return "arguments must be a JSON object"
     if not schema:

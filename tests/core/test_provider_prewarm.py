@@ -109,3 +109,44 @@ def test_later_replies_build_no_generic_model_on_the_loop() -> None:
         result = run_child(LATER, server)
     assert all("TextDelta" in kinds for kinds in result["kinds"]), result["kinds"]  # three real replies streamed
     assert result["built"] == 0, f"{result['built']} generic model classes built while the replies streamed"
+
+
+FIRST_TOOL = textwrap.dedent(
+    """
+    import asyncio, json, sys, tempfile, threading
+    from pathlib import Path
+    imported_on = []
+
+    class Note:  # which thread imports jsonschema first
+        def find_spec(self, name, path=None, target=None):
+            if name == "jsonschema":
+                imported_on.append(threading.current_thread().name)
+            return None
+
+    sys.meta_path.insert(0, Note())
+    from core.app import Application
+    from core.config import Settings
+
+    project = Path(tempfile.mkdtemp())
+    (project / "a.py").write_text("x = 1\\n")
+    application = Application(Settings(project_root=project, anthropic_base_url=sys.argv[1], anthropic_api_key="test", max_retries=0))
+    warm = threading.Thread(target=application.prewarm, name="prewarm")  # as the app does it after the first paint
+    warm.start()
+    warm.join()
+
+    async def turn():
+        return [event.kind async for event in application.handler.stream_query("read a.py")]
+
+    kinds = asyncio.run(turn())
+    print(json.dumps({"kinds": kinds, "imported_on": imported_on}))
+    """
+)
+
+
+def test_the_first_tool_call_imports_no_validator_on_the_loop() -> None:
+    # jsonschema's import (30-60 ms) ran on the event loop at a session's first tool call: the trace flood's worst stall.
+    with FakeLLM() as server:
+        server.script(Reply(tools=[Tool("readFile", {"path": "a.py"})]), Reply(text="It sets x."))
+        result = run_child(FIRST_TOOL, server)
+    assert "tool_call_finished" in result["kinds"] and result["kinds"][-1] == "turn_completed", result["kinds"]
+    assert result["imported_on"] == ["prewarm"], result["imported_on"]
