@@ -24,6 +24,9 @@ def pythonpath() -> str:
 def isolated_environment(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The current environment with HOME and the XDG dirs under ``home``, no real keys, a 256-colour terminal."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_TUI_", "ANTHROPIC_", "OPENAI_"))}  # keeps BENCH_WHATIF
+    # A user's Python writes bytecode at the first start and reads it after; a shell that sets
+    # PYTHONDONTWRITEBYTECODE would make every measured start compile each module changed since.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
