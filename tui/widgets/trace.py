@@ -7,6 +7,8 @@ with their own mark (only failures are errors).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -262,10 +264,19 @@ class ToolTrace(VerticalScroll):
         """A call waits for the user's approval (from now: the wait is measured apart)."""
         view = await self._view_for(call, "pending")
         record = view.record
-        if not record.finished and record.status != "pending":
+        if record.finished:
+            return
+        if record.status != "pending":
             record.status = "pending"
             record.asked_at = self._clock()
-            view.refresh()
+            view.refresh(layout=True)  # one line taller: "awaiting approval"
+        # Let the pane lay out and follow its end before the approval dialog covers the screen:
+        # under it the pane is not laid out again, so the label showed or not by timing.
+        laid_out = asyncio.Event()
+        if self.call_after_refresh(laid_out.set):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await laid_out.wait()
 
     def output(self, call_id: str, text: str) -> None:
         """Live output of a running call: shown under it (its last lines) until it finishes."""
