@@ -152,6 +152,28 @@ def _sdk_classes(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__ if cls.__module__.split(".")[0] in {"anthropic", "openai"}}
 
 
+_TIMEOUT_PHASES = {
+    "ConnectTimeout": "connecting",
+    "WriteTimeout": "sending the request",
+    "ReadTimeout": "waiting for the reply",
+    "PoolTimeout": "waiting for a free connection",
+}
+"""The HTTP client's timeout classes (``httpx``'s, and the copy ``anthropic`` bundles), by what was being waited for."""
+
+
+def _timeout_phase(exc: BaseException) -> str:
+    """`` while connecting`` and the like: which wait ran out, from the exception's causes."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if seen is None:
+            break
+        for cls in type(seen).__mro__:
+            if cls.__name__ in _TIMEOUT_PHASES:
+                return f" while {_TIMEOUT_PHASES[cls.__name__]}"
+    return ""
+
+
 def classify_error(exc: BaseException, provider: str) -> ProviderError:
     """Map an exception of either SDK, or of the HTTP client, to a ProviderError (never echoing the key).
 
@@ -163,7 +185,7 @@ def classify_error(exc: BaseException, provider: str) -> ProviderError:
         return exc
     classes = _sdk_classes(exc)
     if "APITimeoutError" in classes:
-        return ProviderError("timeout", f"The request to {provider} timed out", retryable=True)
+        return ProviderError("timeout", f"The request to {provider} timed out{_timeout_phase(exc)}", retryable=True)
     if "APIConnectionError" in classes:
         return ProviderError("network", f"Could not connect to {provider}", retryable=True)
     if "APIStatusError" in classes:

@@ -236,3 +236,58 @@ async def test_anthropic_usage_reported_in_message_delta_is_booked_when_the_stre
     assert caught.value.kind == "incomplete"
     usage = [i.usage for i in seen if isinstance(i, ev.ResponseStarted)]
     assert (usage[0]["input_tokens"], usage[-1]["input_tokens"], usage[-1]["output_tokens"]) == (10, 2500, 42)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+async def test_a_timeout_says_what_it_was_waiting_for(kind):
+    """A server that takes the request and never answers: 'timed out while waiting for the reply'."""
+    import socket
+    import threading
+
+    from core.providers.base import ProviderError
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)  # read nothing back, answer nothing
+
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    options = {"api_key": "k", "max_retries": 0, "idle_timeout": 0.5}
+    provider = ClaudeProvider("c", base_url=url, **options) if kind == "anthropic" else OpenAICompatibleProvider("g", base_url=url + "/v1", **options)
+    try:
+        with pytest.raises(ProviderError) as caught:
+            [item async for item in provider.stream_message([{"role": "user", "content": "q"}], "", [])]
+    finally:
+        stop.set()
+        listener.close()
+        for conn in held:
+            conn.close()
+    named = "Anthropic" if kind == "anthropic" else "127.0.0.1"
+    assert caught.value.kind == "timeout" and str(caught.value) == f"The request to {named} timed out while waiting for the reply"
+    assert held, "the request reached the server"
+
+
+def test_each_timeout_phase_is_named():
+    import httpx
+    import openai
+
+    from core.providers.errors import classify_error
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    for cause, phase in [(httpx.ConnectTimeout("x"), "connecting"), (httpx.PoolTimeout("x"), "waiting for a free connection"), (httpx.WriteTimeout("x"), "sending the request")]:
+        try:
+            try:
+                raise cause
+            except httpx.TimeoutException as inner:
+                raise openai.APITimeoutError(request) from inner
+        except openai.APITimeoutError as exc:
+            assert str(classify_error(exc, "127.0.0.1")) == f"The request to 127.0.0.1 timed out while {phase}"
+    assert str(classify_error(openai.APITimeoutError(request), "h")) == "The request to h timed out"
