@@ -24,8 +24,12 @@ from typing import Any
 
 sys.path.pop(0)  # the script's directory (benchmarks/) must not shadow anything
 KIND, READY_FILE = sys.argv[1], sys.argv[2]
-HEAVY = ("anthropic", "openai", "aider", "litellm", "httpx", "pydantic", "core.config", "core.app", "core.events", "core.session", "core.secrets", "core.checkpoints")
-"""Modules the first frame does not need (the SDKs, the settings' pydantic, the engine, the event, session and checkpoint types, the secret patterns)."""
+HEAVY = (
+    "anthropic", "openai", "aider", "litellm", "httpx", "pydantic", "core.config", "core.app", "core.events", "core.types", "core.session",
+    "core.secrets", "core.checkpoints", "tui.widgets.chat", "tui.commands", "tui.conversation", "tui.sessions",
+)
+"""Modules the first frame does not need (the SDKs, the settings' pydantic, the engine, the event, session and checkpoint
+types, the secret patterns; the chat's message widgets, the slash commands, the conversation and the sessions)."""
 
 COLLECTIONS = [0]
 """Garbage collections started before the first focused frame (CPython's collector callbacks)."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.types import ToolCall
+if TYPE_CHECKING:
+    from core.types import ToolCall
+
 
 ERROR_TITLES: dict[str, str] = {
     "llm_error": "The model call failed",

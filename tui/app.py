@@ -5,9 +5,10 @@ Nothing in ``tui/`` imports this module (``tui.cli`` launches it); see docs/arch
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -17,32 +18,24 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.filter import LineFilter
 
-from tui import commands, draft, runtime
-from tui.commands import COMMANDS, complete
+from tui import draft, late, runtime
 from tui.context_ops import FileContext
-from tui.conversation import Conversation
 from tui.engine import Engine
 from tui.file_source import FileSource
 from tui.focus import PaneFocus
 from tui.filters import ControlCharacterFilter
 from tui.palette import AssistantCommands
-from tui.screens.text_view import TextViewScreen
-from tui.help import key_sections
-from tui.sessions import Sessions
-from tui.startup import StartUp
-from tui.slash import CommandContext
-from tui.turn import TurnRenderer
-from tui.widgets.chat_view import ScrollTarget
-from tui.widgets.chat import ChatView
+from tui.widgets.chat_view import ChatView, ScrollTarget
 from tui.widgets.context import ContextPane, EntryMessage
 from tui.widgets.footer import KeyFooter
-from tui.widgets.pasted import PastedMessage
 from tui.widgets.prompt import PromptArea, PromptInput
 from tui.widgets.status import StatusLine
 from tui.widgets.trace import ToolCallView, ToolTrace
 
 if TYPE_CHECKING:  # pydantic: the CLI's app loads the settings after its first frame
     from core.config import Settings
+    from tui.turn import TurnRenderer
+    from tui.widgets.pasted import PastedMessage
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +71,7 @@ class AssistantApp(App[None]):
         self.engine = engine
         self.clock: Clock = clock or time.monotonic
         self.session_request = session_request or {}
+        self._parts_built = asyncio.Event()
         """``--continue`` / ``--resume`` as given on the command line (the session opened at start-up)."""
         self.files = FileSource(engine.project_root, engine.memory_system)
         """The project's files for ``@`` completion and the picker (indexed off the event loop)."""
@@ -88,7 +82,7 @@ class AssistantApp(App[None]):
     engine_error = property(lambda self: self.engine.error)
     mcp = property(lambda self: self.engine.mcp)
     pinned = property(lambda self: self.file_context.pinned)
-    turn_running = property(lambda self: self.conversation.running)
+    turn_running = property(lambda self: self._built("conversation") and self.conversation.running)
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then one that shows control characters: content is shown, never obeyed by the terminal."""
@@ -100,18 +94,10 @@ class AssistantApp(App[None]):
         self.context_pane = ContextPane(id="context")  # the settings' limits arrive in StartUp.run (after the first frame for the CLI)
         self.trace = ToolTrace(clock=self.clock, id="trace")
         self.status = StatusLine(provider=self.engine.provider_label, id="status")
-        prompt_area = PromptArea(completer=partial(complete, files=self.files), draft=draft.take(self.engine.project_root), keep_draft=partial(draft.keep, self.engine.project_root), id="prompt-area")
+        prompt_area = PromptArea(completer=partial(late.complete, files=self.files), draft=draft.take(self.engine.project_root), keep_draft=partial(draft.keep, self.engine.project_root), id="prompt-area")
         self.prompt = prompt_area.input
         self.file_context = FileContext(self.engine, self.context_pane, self.chat, self)
         self.pane_focus = PaneFocus(self, self.prompt, context=self.context_pane, trace=self.trace, chat=self.chat)
-        self.conversation = Conversation(self.engine, chat=self.chat, trace=self.trace, status=self.status, prompt=self.prompt, files=self.file_context, host=self)
-        self.file_context.on_change = self.conversation.refresh_metrics
-        self.sessions = Sessions(self.engine, self.conversation, self.file_context)
-        self.startup = StartUp(self.engine, sessions=self.sessions, conversation=self.conversation, file_context=self.file_context,
-                               files=self.files, status=self.status, host=self, session_request=self.session_request, send=self.submit)
-        self.engine.connect(approve=self.conversation.approve, run_interactive=self.conversation.run_interactive)
-        self.command_context = CommandContext(engine=self.engine, chat=self.chat, prompt=self.prompt, files=self.file_context, sessions=self.sessions,
-                                              conversation=self.conversation, screens=self, keys=partial(key_sections, self.BINDINGS), commands=COMMANDS)
         with Horizontal(id="main"):
             with Vertical(id="chat-column"):
                 yield self.chat
@@ -122,17 +108,39 @@ class AssistantApp(App[None]):
         yield self.status
         yield KeyFooter()
 
+    # What the first frame does not need, built at the first use (tui/late.py).
+    conversation = cached_property(late.conversation)
+    sessions = cached_property(late.sessions)
+    startup = cached_property(late.startup)
+    command_context = cached_property(late.command_context)
+
+    def _built(self, part: str) -> bool:
+        """Whether a part built at its first use exists yet (the footer asks before the first frame)."""
+        return part in self.__dict__
+
     async def on_mount(self) -> None:
         self.prompt.focus()
         self.call_after_refresh(runtime.first_frame)  # the collector, paused by the console script until the prompt is on screen
         self.prompt.cursor_blink = False if self.is_headless else self.prompt.cursor_blink
         if self.engine.loading:  # the prompt is on screen before the settings are loaded and the engine built
-            self.call_after_refresh(lambda: self.run_worker(self.startup.run(), group="start-up", exit_on_error=False))
+            self.call_after_refresh(self._start_after_first_frame)
         else:
+            self.command_context  # noqa: B018  (built now: a test's engine is ready)
+            self._parts_built.set()
             await self.startup.run()
+
+    def _start_after_first_frame(self) -> None:
+        self.run_worker(self._start(), group="start-up", exit_on_error=False)
+
+    async def _start(self) -> None:
+        await asyncio.to_thread(late.preload)  # the chat's messages and the commands, imported off the event loop
+        self.command_context  # noqa: B018  (the conversation, sessions and commands, built before the first key needs them)
+        self._parts_built.set()
+        await self.startup.run()
 
     async def wait_started(self) -> None:
         """Wait until the engine is attached and the session opened."""
+        await self._parts_built.wait()  # not built here: that would race the import in the thread
         await self.startup.wait()
 
     async def on_unmount(self) -> None:
@@ -153,6 +161,8 @@ class AssistantApp(App[None]):
         if self.startup.keep(text):  # sent in the first moments, while the engine is being built: sent when it is
             return
         self.chat.follow()  # what follows is the answer to this: follow it (the onboarding left the top in view)
+        from tui import commands
+
         await commands.submit(self.command_context, text)
 
     async def on_event(self, event: events.Event) -> None:
@@ -165,7 +175,7 @@ class AssistantApp(App[None]):
         if action == "toggle_focus" and parameters == ("prompt",):
             return self.pane_focus.in_a_pane()  # Esc: back from a pane (in the prompt it cancels the reply)
         if action == "cancel_turn":
-            return self.conversation.running
+            return self._built("conversation") and self.conversation.running
         if action == "scroll_chat" and parameters == ("bottom",):
             return not self.chat.following  # in the footer only while the reader is scrolled up
         return True
@@ -196,9 +206,13 @@ class AssistantApp(App[None]):
 
     def action_transcript(self) -> None:
         """Show the whole conversation in a scrollable view (the chat pane keeps only the newest messages)."""
+        from tui.screens.text_view import TextViewScreen
+
         self.push_screen(TextViewScreen("Transcript", self.sessions.transcript_markdown(), language="markdown"))
 
     async def action_help(self) -> None:
+        from tui import commands
+
         await commands.run(self.command_context, "/help", "")
 
     async def action_pick_files(self) -> None:
@@ -212,16 +226,16 @@ class AssistantApp(App[None]):
         for path in paths or []:
             await self.file_context.add_files(path)
 
-    @on(TurnRenderer.QueryReturned)
-    def _query_returned(self, event: TurnRenderer.QueryReturned) -> None:
+    # Handlers named for their messages (Textual's naming), so the first frame need not import the classes.
+    def on_turn_renderer_query_returned(self, event: TurnRenderer.QueryReturned) -> None:
         self.prompt.restore(event.query)
 
-    @on(TurnRenderer.FilesSuggested)
-    def _files_suggested(self, event: TurnRenderer.FilesSuggested) -> None:
+    def on_turn_renderer_files_suggested(self, event: TurnRenderer.FilesSuggested) -> None:
         self.file_context.suggest(event.paths)
 
-    @on(PastedMessage.ViewRequested)
-    def _view_paste(self, event: PastedMessage.ViewRequested) -> None:
+    def on_pasted_message_view_requested(self, event: PastedMessage.ViewRequested) -> None:
+        from tui.screens.text_view import TextViewScreen
+
         self.push_screen(TextViewScreen(event.title, event.text))
 
     @on(ToolCallView.ViewRequested)

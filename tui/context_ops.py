@@ -12,14 +12,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from core.file_context import AddOutcome
 from tui.format import format_tokens
-from tui.widgets.chat import NoteMessage
 from tui.widgets.context import ContextEntry, ContextPane, EntryMessage
 
 if TYPE_CHECKING:
     from tui.hosts import FileHost
 
+    from core.file_context import AddOutcome
     from core.session import Session
     from tui.engine import Engine
     from tui.widgets.chat import ChatView
@@ -66,6 +65,8 @@ class FileContext:
 
         When the files would take the context past its budget, the user is asked first.
         """
+        from tui.widgets.chat import NoteMessage
+
         session = self.session
         outcome = await session.plan_add(pattern)
         for path, reason in outcome.refused:
@@ -177,4 +178,4 @@ class FileContext:
             self.on_change()
 
 
-__all__ = ["AddOutcome", "FileContext"]
+__all__ = ["FileContext"]

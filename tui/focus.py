@@ -13,7 +13,7 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-from tui.widgets.chat import ChatView
+from tui.widgets.chat_view import ChatView
 from tui.widgets.context import ContextPane
 from tui.widgets.prompt import PromptInput
 from tui.widgets.trace import ToolTrace

@@ -7,11 +7,13 @@ nothing from the app but its actions; it matches a command's synonyms as well as
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
-from tui.commands import COMMANDS, Command
+if TYPE_CHECKING:
+    from tui.commands import Command
 
 
 def palette_action(command: Command) -> str:
@@ -25,6 +27,8 @@ def palette_action(command: Command) -> str:
 
 def palette_entries() -> list[tuple[str, str, str, tuple[str, ...]]]:
     """(name, action, help, synonyms) for every palette entry, in registry order."""
+    from tui.commands import COMMANDS  # the registry loads after the first frame: the palette is opened later
+
     return [(command.usage, palette_action(command), command.help, command.synonyms) for command in COMMANDS]
 
 

@@ -54,3 +54,46 @@ async def test_what_loading_ignored_is_said_in_the_chat(project: Path) -> None:
         bodies = [note.body for note in widgets(app, NoteMessage) if note.border_title == "Settings"]
         assert "ignoring ANTHROPIC_BASE_URL" in bodies[0] and "not trusted" in bodies[0] and "--trust" in bodies[0]
         assert bodies[1] == f"ignoring unknown keys in {config}: bogus_key"
+
+
+DEFERRED_IMPORTS = """
+import asyncio, json, sys, threading
+from pathlib import Path
+
+imported_on = {}
+
+
+class Note:  # which thread imports each module first
+    def find_spec(self, name, path=None, target=None):
+        if name in ("tui.widgets.chat", "tui.commands", "markdown_it"):
+            imported_on.setdefault(name, threading.current_thread().name)
+        return None
+
+
+sys.meta_path.insert(0, Note())
+from core.config import load_settings
+from tui.app import make_app
+
+
+async def main():
+    app = make_app(None, load_settings=lambda: load_settings(project_root=Path.cwd()), project_root=Path.cwd())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.wait_started()
+        await pilot.press("h", "i", "enter")  # the commands, built from what the thread imported
+        while not [m for m in app.chat.children if type(m).__name__ == "UserMessage"]:
+            await pilot.pause()
+    print(json.dumps(imported_on))
+
+
+asyncio.run(main())
+"""
+
+
+def test_the_chat_and_the_commands_are_imported_after_the_first_frame_off_the_event_loop(project: Path) -> None:
+    """Markdown, the chat's messages and the command registry (about 100 ms) load in a thread once the prompt shows (issue 23)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), ANTHROPIC_API_KEY="sk-ant-test-not-a-real-key", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    out = subprocess.run([sys.executable, "-c", DEFERRED_IMPORTS], cwd=project, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported_on = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(imported_on) == {"tui.widgets.chat", "tui.commands", "markdown_it"}, imported_on
+    assert "MainThread" not in imported_on.values(), imported_on

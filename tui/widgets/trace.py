@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.console import Group
 from rich.padding import Padding
@@ -23,7 +23,6 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from core.types import ToolCall
 from tui.diff_text import diff_preview
 from tui.format import (
     NEVER_RAN,
@@ -37,6 +36,9 @@ from tui.format import (
     summarize_args,
     truncate_lines,
 )
+
+if TYPE_CHECKING:
+    from core.types import ToolCall  # annotations only: the event types load after the first frame
 
 Clock = Callable[[], float]
 
