@@ -71,8 +71,8 @@ class AssistantApp(App[None]):
         self.engine = engine
         self.clock: Clock = clock or time.monotonic
         self.session_request = session_request or {}
-        self._parts_built = asyncio.Event()
         """``--continue`` / ``--resume`` as given on the command line (the session opened at start-up)."""
+        self._parts_built = asyncio.Event()
         self.files = FileSource(engine.project_root, engine.memory_system)
         """The project's files for ``@`` completion and the picker (indexed off the event loop)."""
 

@@ -163,14 +163,14 @@ _TIMEOUT_PHASES = {
 
 def _timeout_phase(exc: BaseException) -> str:
     """`` while connecting`` and the like: which wait ran out, from the exception's causes."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(8):  # a chain is a few links long; the bound guards against a cycle
         if seen is None:
             break
-        for cls in type(seen).__mro__:
-            if cls.__name__ in _TIMEOUT_PHASES:
-                return f" while {_TIMEOUT_PHASES[cls.__name__]}"
+        phase = next((_TIMEOUT_PHASES[cls.__name__] for cls in type(seen).__mro__ if cls.__name__ in _TIMEOUT_PHASES), None)
+        if phase:
+            return f" while {phase}"
+        seen = seen.__cause__ or seen.__context__
     return ""
 
 
